@@ -1,0 +1,385 @@
+// Package jsonl reads and writes JSON Lines files without losing a byte.
+//
+// The Reader streams a file line by line and reports, for every line, its
+// number, byte offset, exact bytes, line ending and a Status saying whether it
+// is a usable JSON object. Bad lines never stop the read. Memory is bounded by
+// the longest line (and by Reader.MaxLineSize), never by the file.
+//
+// The package imports nothing else from sessctl.
+package jsonl
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"unicode/utf8"
+)
+
+// Status classifies one line.
+type Status uint8
+
+// Line statuses. Every status other than OK and Blank is a corrupt line.
+const (
+	OK          Status = iota // a JSON object
+	Blank                     // empty or white space only
+	InvalidJSON               // not valid JSON
+	NotObject                 // valid JSON, but not an object
+	InvalidUTF8               // valid JSON syntax, but the bytes are not valid UTF-8
+	ContainsNUL               // holds a NUL byte (binary garbage, a torn write into a sparse file)
+	Truncated                 // the last line, without a newline and not valid JSON: a crash mid-write
+	TooLong                   // longer than Reader.MaxLineSize; its bytes were skipped, not kept
+)
+
+var statusNames = [...]string{
+	OK:          "ok",
+	Blank:       "blank",
+	InvalidJSON: "invalid_json",
+	NotObject:   "not_object",
+	InvalidUTF8: "invalid_utf8",
+	ContainsNUL: "contains_nul",
+	Truncated:   "truncated",
+	TooLong:     "too_long",
+}
+
+// String returns the stable name used in JSON output.
+func (s Status) String() string {
+	if int(s) < len(statusNames) {
+		return statusNames[s]
+	}
+	return fmt.Sprintf("status(%d)", s)
+}
+
+// Corrupt reports whether a line with this status is damaged.
+func (s Status) Corrupt() bool { return s != OK && s != Blank }
+
+// Describe says in words what is wrong with a line of this status.
+func (s Status) Describe() string {
+	switch s {
+	case OK:
+		return "a JSON object"
+	case Blank:
+		return "blank line"
+	case InvalidJSON:
+		return "not valid JSON"
+	case NotObject:
+		return "valid JSON but not an object"
+	case InvalidUTF8:
+		return "invalid UTF-8"
+	case ContainsNUL:
+		return "contains NUL bytes"
+	case Truncated:
+		return "truncated last line (no newline, incomplete JSON: a crash mid-write?)"
+	case TooLong:
+		return "line longer than the maximum line size"
+	}
+	return s.String()
+}
+
+// EOL is the terminator a line ended with.
+type EOL uint8
+
+// Line terminators.
+const (
+	NoEOL EOL = iota // the last line of a file that does not end with a newline
+	LF
+	CRLF
+)
+
+// Len is the number of bytes of the terminator.
+func (e EOL) Len() int {
+	switch e {
+	case LF:
+		return 1
+	case CRLF:
+		return 2
+	}
+	return 0
+}
+
+// Bytes returns the terminator itself.
+func (e EOL) Bytes() []byte {
+	switch e {
+	case LF:
+		return []byte{'\n'}
+	case CRLF:
+		return []byte{'\r', '\n'}
+	}
+	return nil
+}
+
+// Line is one line of a file. Raw is only valid until the next call of
+// Reader.Next: copy it (or use Clone) to keep it.
+type Line struct {
+	Num    int    // 1-based line number
+	Offset int64  // byte offset of the first byte of the line
+	Raw    []byte // the line's bytes without the terminator (nil for TooLong)
+	Len    int64  // length of the line without the terminator (also for TooLong)
+	EOL    EOL
+	Status Status
+	// RawControl is set on OK lines whose strings hold raw control
+	// characters: accepted the way Python's json.loads(strict=False) accepts
+	// them, but encoding/json needs Strict(Raw) to decode them.
+	RawControl bool
+}
+
+// End is the offset just after the line's terminator.
+func (l *Line) End() int64 { return l.Offset + l.Len + int64(l.EOL.Len()) }
+
+// Clone returns a copy of the line that owns its bytes.
+func (l *Line) Clone() Line {
+	c := *l
+	c.Raw = bytes.Clone(l.Raw)
+	return c
+}
+
+// LineError locates a problem in a file. Callers test for it with errors.As.
+type LineError struct {
+	Path   string
+	Line   int
+	Offset int64
+	Err    error
+}
+
+func (e *LineError) Error() string {
+	return fmt.Sprintf("%s:%d (byte %d): %v", e.Path, e.Line, e.Offset, e.Err)
+}
+
+func (e *LineError) Unwrap() error { return e.Err }
+
+// DefaultMaxLineSize is the longest line a Reader keeps in memory by default.
+// Longer lines are skipped up to their newline and reported as TooLong.
+const DefaultMaxLineSize = 256 << 20
+
+// Reader reads lines from an io.Reader.
+type Reader struct {
+	// MaxLineSize bounds the bytes kept for one line. Zero means
+	// DefaultMaxLineSize.
+	MaxLineSize int
+	// SkipValidation leaves every non-blank line's Status as OK unless it is
+	// TooLong or a final line without newline; for callers that only count
+	// lines or copy bytes.
+	SkipValidation bool
+
+	br     *bufio.Reader
+	big    []byte
+	num    int
+	offset int64
+	line   Line
+	err    error
+}
+
+// NewReader returns a Reader with a 64 KiB buffer.
+func NewReader(r io.Reader) *Reader {
+	return &Reader{br: bufio.NewReaderSize(r, 64<<10)}
+}
+
+// Offset is the number of bytes consumed so far.
+func (r *Reader) Offset() int64 { return r.offset }
+
+// Next returns the next line, or io.EOF after the last one. Other errors come
+// from the underlying reader. The returned Line is reused by the next call.
+func (r *Reader) Next() (*Line, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	max := r.MaxLineSize
+	if max <= 0 {
+		max = DefaultMaxLineSize
+	}
+	raw, n, sawNewline, tooLong, err := r.readLine(max)
+	if err != nil && err != io.EOF {
+		r.err = err
+		return nil, err
+	}
+	if n == 0 && !sawNewline {
+		r.err = io.EOF
+		return nil, io.EOF
+	}
+	r.num++
+	l := &r.line
+	*l = Line{Num: r.num, Offset: r.offset}
+	r.offset += n
+	if sawNewline {
+		l.EOL = LF
+		if tooLong {
+			// raw is not kept; whether a CR preceded the LF is unknown and irrelevant
+			l.Len = n - 1
+		} else {
+			raw = raw[:len(raw)-1]
+			l.Len = int64(len(raw))
+			if len(raw) > 0 && raw[len(raw)-1] == '\r' {
+				raw = raw[:len(raw)-1]
+				l.EOL = CRLF
+				l.Len--
+			}
+		}
+	} else {
+		l.Len = n
+	}
+	if tooLong {
+		l.Status = TooLong
+		return l, nil
+	}
+	l.Raw = raw
+	l.Status, l.RawControl = classify(raw, sawNewline, r.SkipValidation)
+	return l, nil
+}
+
+// readLine returns the bytes up to and including the next newline. When the
+// line exceeds max bytes the rest is discarded and tooLong is set; n is always
+// the full number of bytes consumed.
+func (r *Reader) readLine(max int) (raw []byte, n int64, sawNewline, tooLong bool, err error) {
+	frag, err := r.br.ReadSlice('\n')
+	if err == nil {
+		return frag, int64(len(frag)), true, false, nil
+	}
+	if err != bufio.ErrBufferFull {
+		return frag, int64(len(frag)), false, false, err
+	}
+	// a long line: gather the pieces
+	r.big = append(r.big[:0], frag...)
+	n = int64(len(frag))
+	for {
+		frag, err = r.br.ReadSlice('\n')
+		n += int64(len(frag))
+		if !tooLong {
+			if len(r.big)+len(frag) > max+2 { // +2 leaves room for the terminator
+				tooLong = true
+				r.big = r.big[:0]
+			} else {
+				r.big = append(r.big, frag...)
+			}
+		}
+		switch err {
+		case nil:
+			return r.big, n, true, tooLong, nil
+		case bufio.ErrBufferFull:
+			continue
+		default:
+			return r.big, n, false, tooLong, err
+		}
+	}
+}
+
+// classify decides the status of one line (without its terminator).
+func classify(raw []byte, terminated, skipValidation bool) (Status, bool) {
+	if isBlank(raw) {
+		return Blank, false
+	}
+	if skipValidation {
+		if !terminated {
+			if validate(raw).ok {
+				return OK, false
+			}
+			return Truncated, false
+		}
+		return OK, false
+	}
+	if bytes.IndexByte(raw, 0) >= 0 {
+		if !terminated && !validate(raw).ok {
+			return Truncated, false
+		}
+		return ContainsNUL, false
+	}
+	res := validate(raw)
+	switch {
+	case !res.ok && !terminated:
+		return Truncated, false
+	case !res.ok:
+		return InvalidJSON, false
+	case !utf8.Valid(raw):
+		return InvalidUTF8, false
+	case !res.object:
+		return NotObject, false
+	}
+	return OK, res.rawControl
+}
+
+func isBlank(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			return false
+		}
+	}
+	return true
+}
+
+// Valid reports whether b is one JSON value (raw control characters in
+// strings accepted).
+func Valid(b []byte) bool { return validate(b).ok }
+
+// Classify returns the Status a line's bytes (without terminator) would get
+// from a Reader; terminated says whether a newline followed them.
+func Classify(raw []byte, terminated bool) Status {
+	s, _ := classify(raw, terminated, false)
+	return s
+}
+
+// Strict returns raw with every raw control character inside strings escaped
+// as \u00XX so that encoding/json accepts it. raw must have been validated.
+// When nothing needs escaping raw itself is returned.
+func Strict(raw []byte) []byte {
+	need := false
+	for _, c := range raw {
+		if c < 0x20 {
+			need = true
+			break
+		}
+	}
+	if !need {
+		return raw
+	}
+	out := make([]byte, 0, len(raw)+16)
+	inStr := false
+	const hex = "0123456789abcdef"
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if inStr {
+			switch {
+			case c == '\\':
+				out = append(out, c)
+				if i+1 < len(raw) {
+					i++
+					out = append(out, raw[i])
+				}
+				continue
+			case c == '"':
+				inStr = false
+			case c < 0x20:
+				out = append(out, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+				continue
+			}
+		} else if c == '"' {
+			inStr = true
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// ErrStop may be returned by a Scan callback to end the scan early without
+// an error.
+var ErrStop = errors.New("stop")
+
+// Scan calls fn for every line of r. It stops at the first error fn returns
+// (ErrStop ends the scan with a nil error).
+func Scan(r io.Reader, fn func(*Line) error) error {
+	rd := NewReader(r)
+	for {
+		l, err := rd.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := fn(l); err != nil {
+			if err == ErrStop {
+				return nil
+			}
+			return err
+		}
+	}
+}

@@ -1,0 +1,188 @@
+package jsonl
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// AtomicFile writes a new version of a file next to it and replaces the
+// original only on Commit: temp file in the same directory, fsync, rename over
+// the target, fsync the directory. The target's mode is kept (or the mode given
+// for a new file). A reader never sees a half-written file, and a crash at any
+// point leaves either the old or the new file in place, plus at most a temp
+// file named by TempName.
+type AtomicFile struct {
+	path    string
+	f       *os.File
+	mode    os.FileMode
+	last    byte
+	written int64
+	done    bool
+}
+
+// TempPrefix starts the name of every temp file sessctl creates; such files are
+// never taken for sessions.
+const TempPrefix = ".sessctl-tmp-"
+
+// CreateAtomic starts a replacement for path. If path exists its permission
+// bits are kept and mode is ignored; it must be a regular file.
+func CreateAtomic(path string, mode os.FileMode) (*AtomicFile, error) {
+	if fi, err := os.Lstat(path); err == nil {
+		if !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s: not a regular file", path)
+		}
+		mode = fi.Mode().Perm()
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, TempPrefix+base+"-*")
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Chmod(mode); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
+	return &AtomicFile{path: path, f: f, mode: mode}, nil
+}
+
+// TempName is the path of the temp file.
+func (a *AtomicFile) TempName() string { return a.f.Name() }
+
+// Write appends to the temp file.
+func (a *AtomicFile) Write(p []byte) (int, error) {
+	n, err := a.f.Write(p)
+	if n > 0 {
+		a.last = p[n-1]
+		a.written += int64(n)
+	}
+	return n, err
+}
+
+// Written is the number of bytes written so far.
+func (a *AtomicFile) Written() int64 { return a.written }
+
+// Commit ends the file with a newline if it does not end with one, syncs it,
+// calls check (when not nil; an error from it aborts and removes the temp
+// file), renames the temp file over the target and syncs the directory.
+func (a *AtomicFile) Commit(check func() error) error {
+	if a.done {
+		return errors.New("atomic file already committed or aborted")
+	}
+	if a.written > 0 && a.last != '\n' {
+		if _, err := a.Write([]byte{'\n'}); err != nil {
+			a.Abort()
+			return err
+		}
+	}
+	if err := a.f.Sync(); err != nil {
+		a.Abort()
+		return err
+	}
+	if err := a.f.Close(); err != nil {
+		a.done = true
+		os.Remove(a.f.Name())
+		return err
+	}
+	a.done = true
+	if check != nil {
+		if err := check(); err != nil {
+			os.Remove(a.f.Name())
+			return err
+		}
+	}
+	if err := os.Rename(a.f.Name(), a.path); err != nil {
+		os.Remove(a.f.Name())
+		return err
+	}
+	return SyncDir(filepath.Dir(a.path))
+}
+
+// Abort removes the temp file and leaves the target as it was.
+func (a *AtomicFile) Abort() error {
+	if a.done {
+		return nil
+	}
+	a.done = true
+	a.f.Close()
+	return os.Remove(a.f.Name())
+}
+
+// SyncDir fsyncs a directory so that a rename or create in it is durable.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return err
+	}
+	return nil
+}
+
+// WriteFileAtomic replaces path with data through an AtomicFile.
+func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
+	a, err := CreateAtomic(path, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := a.Write(data); err != nil {
+		a.Abort()
+		return err
+	}
+	return a.Commit(nil)
+}
+
+// Append adds lines to the end of path, each followed by a newline. If the
+// file does not end with a newline (a torn last line), one is written first so
+// that the new records never glue onto the broken one. The file is synced.
+func Append(path string, lines ...[]byte) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	needNL, err := endsWithoutNewline(f)
+	if err != nil {
+		return err
+	}
+	var buf []byte
+	if needNL {
+		buf = append(buf, '\n')
+	}
+	for _, l := range lines {
+		buf = append(buf, l...)
+		if len(l) == 0 || l[len(l)-1] != '\n' {
+			buf = append(buf, '\n')
+		}
+	}
+	if _, err := f.Write(buf); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+func endsWithoutNewline(f *os.File) (bool, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	if fi.Size() == 0 {
+		return false, nil
+	}
+	var b [1]byte
+	if _, err := f.ReadAt(b[:], fi.Size()-1); err != nil && err != io.EOF {
+		return false, err
+	}
+	return b[0] != '\n', nil
+}
