@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+)
+
+// appEnv is everything a command takes from the outside world, so that tests
+// can run commands in-process with fakes.
+type appEnv struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	home           string
+	now            func() time.Time
+}
+
+// run is the whole program: it parses args, runs the command and maps its
+// error to an exit code (exitCode, in errors.go).
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	home, _ := os.UserHomeDir()
+	env := &appEnv{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv, home: home, now: time.Now}
+	if h := os.Getenv("HOME"); h != "" {
+		env.home = h
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	app := newApp(env)
+	err := app.RunContext(ctx, args)
+	if err != nil && ctx.Err() != nil {
+		err = errInterrupted
+	}
+	return report(env.stderr, err)
+}
+
+func newApp(env *appEnv) *cli.App {
+	cli.VersionPrinter = nil // replaced below; cli's default would print to os.Stdout
+	app := &cli.App{
+		Name:                 "sessctl",
+		Usage:                "inspect and maintain the session files of coding agents",
+		Description:          "sessctl reads the JSONL session files of Kimi CLI, Claude Code, Codex and clawdcode:\nlist them, check them, count their tokens, rewind and compact them safely.",
+		Version:              versionString(),
+		HideVersion:          true,
+		EnableBashCompletion: true,
+		Reader:               env.stdin,
+		Writer:               env.stdout,
+		ErrWriter:            env.stderr,
+		// errors are reported and mapped to exit codes in one place (run)
+		ExitErrHandler: func(*cli.Context, error) {},
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return usageErrorf("%v", err)
+		},
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "version", Aliases: []string{"v"}, Usage: "print the version and exit"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.Bool("version") {
+				fmt.Fprintln(env.stdout, "sessctl", versionString())
+				return nil
+			}
+			if c.Args().Len() > 0 {
+				return usageErrorf("unknown command %q", c.Args().First()).withHint("sessctl --help lists the commands")
+			}
+			return cli.ShowAppHelp(c)
+		},
+		CommandNotFound: func(c *cli.Context, name string) {},
+		Commands:        commands(env),
+	}
+	return app
+}
+
+// commands lists every command, one constructor per cmd_*.go file.
+func commands(env *appEnv) []*cli.Command {
+	return []*cli.Command{
+		lsCommand(env),
+		checkCommand(env),
+		// more commands: add one line each
+	}
+}
+
+// versionString is the module version and VCS commit from the build info.
+func versionString() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown version)"
+	}
+	v := bi.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	var rev, modified, when string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = "+dirty"
+			}
+		case "vcs.time":
+			when = s.Value
+		}
+	}
+	parts := []string{v}
+	if rev != "" {
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		parts = append(parts, "commit "+rev+modified)
+	}
+	if when != "" {
+		parts = append(parts, when)
+	}
+	parts = append(parts, bi.GoVersion)
+	return strings.Join(parts, ", ")
+}
+
+// errInterrupted is returned when the user pressed Ctrl-C.
+var errInterrupted = errors.New("interrupted")

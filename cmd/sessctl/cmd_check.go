@@ -1,0 +1,164 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/sessctl/sessctl/pkg/check"
+	"github.com/sessctl/sessctl/pkg/session"
+	"github.com/urfave/cli/v2"
+)
+
+type checkOptions struct {
+	paths      []string
+	json       bool
+	color      bool
+	maxPerKind int
+}
+
+func checkCommand(env *appEnv) *cli.Command {
+	return &cli.Command{
+		Name:      "check",
+		Usage:     "validate session files and report every problem with file, line and byte offset",
+		ArgsUsage: "PATH...",
+		Description: "PATH is a session file or a directory (every session below it is checked,\n" +
+			"including rotations and subagent transcripts). Exit status: 0 clean, 1 problems found,\n" +
+			"2 usage or I/O error.",
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "max", Value: 20, Usage: "show at most `N` problems of each kind per file (0: all)"},
+			jsonFlag(), noColorFlag(),
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return usageErrorf("check needs at least one PATH").withHint("sessctl check ~/.claude/projects")
+			}
+			return runCheck(env, checkOptions{paths: c.Args().Slice(), json: c.Bool("json"), maxPerKind: c.Int("max"),
+				color: useColor(env.stdout, env, c.Bool("no-color"))})
+		},
+	}
+}
+
+// checkOutput is check --json.
+type checkOutput struct {
+	Files    []*check.Report `json:"files"`
+	Problems int             `json:"problems"`
+	Errors   []string        `json:"errors"`
+}
+
+func runCheck(env *appEnv, opt checkOptions) error {
+	out := checkOutput{Files: []*check.Report{}, Errors: []string{}}
+	var ioErr error
+	for _, p := range opt.paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			ioErr = firstNonNil(ioErr, err)
+			out.Errors = append(out.Errors, err.Error())
+			continue
+		}
+		var targets []target
+		if !fi.IsDir() {
+			// a single file is checked as what it is, even a rotation
+			agent, err := session.DetectFile(p)
+			if err != nil {
+				ioErr = firstNonNil(ioErr, err)
+				out.Errors = append(out.Errors, err.Error())
+				continue
+			}
+			targets = append(targets, target{[]string{p}, agent})
+		} else {
+			res := session.DiscoverPaths([]string{p})
+			for _, err := range res.Errors {
+				ioErr = firstNonNil(ioErr, err)
+				out.Errors = append(out.Errors, err.Error())
+			}
+			for _, s := range res.Sessions {
+				// the live transcript with its subagents as one group; each
+				// rotation (an older generation) on its own
+				live := target{agent: s.Agent}
+				for _, f := range s.Files {
+					switch f.Role {
+					case session.FileMain, session.FileSubagent:
+						live.paths = append(live.paths, f.Path)
+					case session.FileRotation:
+						targets = append(targets, target{[]string{f.Path}, s.Agent})
+					}
+				}
+				targets = append([]target{live}, targets...)
+			}
+			for _, u := range res.Unrecognized {
+				targets = append(targets, target{[]string{u}, session.Unknown})
+			}
+			if len(res.Sessions) == 0 && len(res.Unrecognized) == 0 && len(res.Errors) == 0 {
+				ioErr = firstNonNil(ioErr, fmt.Errorf("%s: no session files found", p))
+				out.Errors = append(out.Errors, fmt.Sprintf("%s: no session files found", p))
+			}
+		}
+		for _, t := range targets {
+			reps, err := check.Files(t.paths, t.agent, check.Options{MaxPerKind: opt.maxPerKind})
+			if err != nil {
+				ioErr = firstNonNil(ioErr, err)
+				out.Errors = append(out.Errors, err.Error())
+				continue
+			}
+			for _, rep := range reps {
+				out.Files = append(out.Files, rep)
+				out.Problems += len(rep.Problems)
+			}
+		}
+	}
+	if opt.json {
+		if err := writeJSON(env.stdout, out); err != nil {
+			return err
+		}
+	} else {
+		renderCheck(env, out, colorer{opt.color})
+	}
+	switch {
+	case ioErr != nil && opt.json:
+		return &cliError{code: exitError, err: errSilent}
+	case ioErr != nil:
+		return ioErr
+	case out.Problems > 0:
+		return silentFindings
+	}
+	return nil
+}
+
+type target struct {
+	paths []string
+	agent session.Agent
+}
+
+func renderCheck(env *appEnv, out checkOutput, col colorer) {
+	w := env.stdout
+	clean := 0
+	for _, rep := range out.Files {
+		if len(rep.Problems) == 0 {
+			clean++
+			continue
+		}
+		fmt.Fprintf(w, "%s  (%s, %d records)\n", col.bold(rep.Path), rep.Agent, rep.Records)
+		for _, p := range rep.Problems {
+			loc := "-"
+			if p.Line > 0 {
+				loc = fmt.Sprintf("line %d, byte %d", p.Line, p.Offset)
+			}
+			fmt.Fprintf(w, "  %s: %s: %s\n", loc, col.yellow(p.Kind), p.Message)
+		}
+	}
+	for _, e := range out.Errors {
+		fmt.Fprintf(env.stderr, "sessctl: error: %s\n", e)
+	}
+	summary := fmt.Sprintf("%d files checked, %d clean, %d problems", len(out.Files), clean, out.Problems)
+	if out.Problems == 0 && len(out.Errors) == 0 {
+		summary = col.green(summary)
+	}
+	fmt.Fprintln(w, summary)
+}
+
+func firstNonNil(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}

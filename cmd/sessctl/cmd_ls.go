@@ -1,0 +1,203 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sessctl/sessctl/pkg/session"
+	"github.com/urfave/cli/v2"
+)
+
+type lsOptions struct {
+	roots   []string
+	paths   []string
+	agent   session.Agent
+	project string
+	since   time.Time
+	limit   int
+	json    bool
+	color   bool
+}
+
+func lsCommand(env *appEnv) *cli.Command {
+	return &cli.Command{
+		Name:      "ls",
+		Usage:     "list sessions across agents, newest first",
+		ArgsUsage: "[PATH...]",
+		Flags: []cli.Flag{
+			rootFlag(), agentFlag(),
+			&cli.StringFlag{Name: "project", Usage: "only sessions whose project or working directory contains `TEXT`"},
+			&cli.StringFlag{Name: "since", Usage: "only sessions updated since `AGE|DATE` (7d, 12h, 2026-11-01)"},
+			&cli.IntFlag{Name: "limit", Aliases: []string{"n"}, Usage: "show at most `N` sessions"},
+			jsonFlag(), noColorFlag(),
+		},
+		Action: func(c *cli.Context) error {
+			opt := lsOptions{roots: c.StringSlice("root"), paths: c.Args().Slice(), project: c.String("project"),
+				limit: c.Int("limit"), json: c.Bool("json"), color: useColor(env.stdout, env, c.Bool("no-color"))}
+			if a := c.String("agent"); a != "" {
+				ag, ok := session.ParseAgent(a)
+				if !ok {
+					return usageErrorf("unknown agent %q", a).withHint("agents are kimi, claude, codex and clawdcode")
+				}
+				opt.agent = ag
+			}
+			if s := c.String("since"); s != "" {
+				t, err := parseSince(s, env.now())
+				if err != nil {
+					return usageErrorf("%v", err)
+				}
+				opt.since = t
+			}
+			return runLs(env, opt)
+		},
+	}
+}
+
+// lsRow is one session in ls --json output.
+type lsRow struct {
+	Agent       session.Agent  `json:"agent"`
+	ID          string         `json:"id"`
+	Project     string         `json:"project"`
+	CWD         string         `json:"cwd,omitempty"`
+	Title       string         `json:"title"`
+	TitleSource string         `json:"title_source,omitempty"`
+	Updated     time.Time      `json:"updated"`
+	Started     *time.Time     `json:"started,omitempty"`
+	Records     int            `json:"records"`
+	Size        int64          `json:"size"`
+	Rotations   int            `json:"rotations"`
+	Corrupt     int            `json:"corrupt_lines"`
+	Main        string         `json:"main"`
+	Files       []session.File `json:"files"`
+	Error       string         `json:"error,omitempty"`
+}
+
+func runLs(env *appEnv, opt lsOptions) error {
+	res := discoverScope(env, opt.roots, opt.paths)
+	for _, err := range res.Errors {
+		fmt.Fprintf(env.stderr, "sessctl: warning: %v\n", err)
+	}
+	var ss []*session.Session
+	for _, s := range res.Sessions {
+		if opt.agent != "" && s.Agent != opt.agent {
+			continue
+		}
+		if !opt.since.IsZero() && s.Updated().Before(opt.since) {
+			continue
+		}
+		ss = append(ss, s)
+	}
+	rows := summarizeAll(ss)
+	if opt.project != "" {
+		kept := rows[:0]
+		for _, r := range rows {
+			if strings.Contains(r.Project, opt.project) || strings.Contains(r.CWD, opt.project) {
+				kept = append(kept, r)
+			}
+		}
+		rows = kept
+	}
+	if opt.limit > 0 && len(rows) > opt.limit {
+		rows = rows[:opt.limit]
+	}
+	if len(res.Sessions) == 0 && len(res.Errors) > 0 && len(res.Unrecognized) == 0 {
+		return res.Errors[0]
+	}
+	if opt.json {
+		if rows == nil {
+			rows = []lsRow{}
+		}
+		return writeJSON(env.stdout, rows)
+	}
+	if len(rows) == 0 {
+		where := "the default stores (~/.kimi, ~/.claude, ~/.codex, ~/.clawdcode)"
+		if len(opt.paths) > 0 {
+			where = strings.Join(opt.paths, ", ")
+		} else if len(opt.roots) > 0 {
+			where = strings.Join(opt.roots, ", ")
+		}
+		fmt.Fprintf(env.stderr, "sessctl: no sessions found in %s\n", where)
+		if len(res.Unrecognized) > 0 {
+			fmt.Fprintf(env.stderr, "sessctl: %d .jsonl files there are of no known format (e.g. %s)\n", len(res.Unrecognized), res.Unrecognized[0])
+		}
+		return nil
+	}
+	renderLs(env.stdout, rows, env.now(), colorer{opt.color})
+	return nil
+}
+
+// summarizeAll reads each session's summary, spread over all cores, keeping
+// the order.
+func summarizeAll(ss []*session.Session) []lsRow {
+	rows := make([]lsRow, len(ss))
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				rows[i] = lsRowOf(ss[i])
+			}
+		}()
+	}
+	for i := range ss {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	return rows
+}
+
+func lsRowOf(s *session.Session) lsRow {
+	sum, err := session.Summarize(s)
+	r := lsRow{Agent: s.Agent, ID: s.ID, Project: s.Project, CWD: sum.CWD, Title: sum.Title,
+		TitleSource: sum.TitleSource, Updated: s.Updated(), Records: sum.Records, Size: s.Size(),
+		Rotations: len(s.FilesWithRole(session.FileRotation)), Corrupt: sum.Corrupt, Main: s.Main, Files: s.Files}
+	if !sum.Started.IsZero() {
+		t := sum.Started
+		r.Started = &t
+	}
+	if err != nil {
+		r.Error = err.Error()
+	}
+	return r
+}
+
+func renderLs(w io.Writer, rows []lsRow, now time.Time, col colorer) {
+	tw := trimWriter(w)
+	t := newTable(tw, "AGENT", "ID", "PROJECT", "TITLE", "UPDATED", "RECORDS", "SIZE", "ROT", "CORRUPT")
+	for _, r := range rows {
+		project := r.CWD
+		if project == "" {
+			project = r.Project
+		}
+		bad := strconv.Itoa(r.Corrupt)
+		if r.Corrupt > 0 {
+			bad = col.red(bad)
+		}
+		title := ellipsis(r.Title, 48)
+		if r.Error != "" {
+			title = col.red("error: " + ellipsis(r.Error, 40))
+		}
+		t.Append([]string{string(r.Agent), session.ShortID(r.ID), ellipsis(shortenHome(project), 32), title,
+			relTime(r.Updated, now), strconv.Itoa(r.Records), humanBytes(r.Size), strconv.Itoa(r.Rotations), bad})
+	}
+	t.Render()
+	flushTable(tw)
+}
+
+// shortenHome keeps the end of a long path, where the project name is.
+func shortenHome(p string) string {
+	const max = 32
+	r := []rune(p)
+	if len(r) <= max {
+		return p
+	}
+	return "…" + string(r[len(r)-max+1:])
+}

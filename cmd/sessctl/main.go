@@ -1,0 +1,7 @@
+// Command sessctl inspects and maintains the JSONL session files of coding
+// agents (Kimi CLI, Claude Code, Codex, clawdcode).
+package main
+
+import "os"
+
+func main() { os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr)) }

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// writeJSON prints v as indented JSON followed by a newline.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// newTable returns a borderless, left-aligned table in the style of
+// kubectl/docker listings.
+func newTable(w io.Writer, header ...string) *tablewriter.Table {
+	t := tablewriter.NewTable(w,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
+			Borders: tw.BorderNone,
+			Symbols: tw.NewSymbols(tw.StyleNone),
+			Settings: tw.Settings{
+				Separators: tw.Separators{BetweenColumns: tw.Off, BetweenRows: tw.Off},
+				Lines:      tw.Lines{ShowHeaderLine: tw.Off},
+			},
+		})),
+		tablewriter.WithConfig(tablewriter.Config{
+			Header: tw.CellConfig{
+				Formatting: tw.CellFormatting{AutoFormat: tw.Off, AutoWrap: tw.WrapNone},
+				Alignment:  tw.CellAlignment{Global: tw.AlignLeft},
+				Padding:    tw.CellPadding{Global: tw.Padding{Left: "", Right: "  "}},
+			},
+			Row: tw.CellConfig{
+				Formatting: tw.CellFormatting{AutoWrap: tw.WrapNone},
+				Alignment:  tw.CellAlignment{Global: tw.AlignLeft},
+				Padding:    tw.CellPadding{Global: tw.Padding{Left: "", Right: "  "}},
+			},
+		}),
+		tablewriter.WithTrimSpace(tw.Off),
+	)
+	h := make([]any, len(header))
+	for i, s := range header {
+		h[i] = s
+	}
+	t.Header(h...)
+	return t
+}
+
+// trimmingWriter removes the padding tablewriter leaves at the end of lines.
+type trimmingWriter struct {
+	w   io.Writer
+	buf []byte
+}
+
+func trimWriter(w io.Writer) *trimmingWriter { return &trimmingWriter{w: w} }
+
+func (t *trimmingWriter) Write(p []byte) (int, error) {
+	t.buf = append(t.buf, p...)
+	for {
+		i := bytes.IndexByte(t.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		line := bytes.TrimRight(t.buf[:i], " ")
+		if _, err := t.w.Write(append(line, '\n')); err != nil {
+			return 0, err
+		}
+		t.buf = t.buf[i+1:]
+	}
+}
+
+// flush writes what is left without a newline.
+func flushTable(t *trimmingWriter) {
+	if len(t.buf) > 0 {
+		t.w.Write(bytes.TrimRight(t.buf, " "))
+		t.buf = nil
+	}
+}
+
+// colorer colours text only when enabled.
+type colorer struct{ on bool }
+
+func (c colorer) wrap(code, s string) string {
+	if !c.on || s == "" {
+		return s
+	}
+	return "\x1b[" + code + "m" + s + "\x1b[0m"
+}
+func (c colorer) red(s string) string    { return c.wrap("31", s) }
+func (c colorer) yellow(s string) string { return c.wrap("33", s) }
+func (c colorer) green(s string) string  { return c.wrap("32", s) }
+func (c colorer) dim(s string) string    { return c.wrap("2", s) }
+func (c colorer) bold(s string) string   { return c.wrap("1", s) }
+
+// useColor: only on a terminal, never with NO_COLOR set (no-color.org) or
+// --no-color.
+func useColor(w io.Writer, env *appEnv, noColor bool) bool {
+	if noColor || env.getenv("NO_COLOR") != "" || env.getenv("TERM") == "dumb" {
+		return false
+	}
+	f, ok := w.(*os.File)
+	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+}
+
+// isTerminal reports whether w is a terminal (for progress output).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && isatty.IsTerminal(f.Fd())
+}
+
+// humanBytes formats a size like ls -h does, with one decimal.
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// relTime formats t relative to now: "just now", "5m ago", "3h ago", "2d ago",
+// or a date for anything older than 60 days.
+func relTime(t, now time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	d := now.Sub(t)
+	switch {
+	case d < 0:
+		return t.Format("2006-01-02 15:04")
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d/time.Minute))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d/time.Hour))
+	case d < 60*24*time.Hour:
+		return fmt.Sprintf("%dd ago", int(d/(24*time.Hour)))
+	}
+	return t.Format("2006-01-02")
+}
+
+// ellipsis shortens s to at most n runes.
+func ellipsis(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	if n <= 1 {
+		return string(r[:n])
+	}
+	return strings.TrimRight(string(r[:n-1]), " ") + "…"
+}

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/sessctl/sessctl/pkg/session"
+	"github.com/urfave/cli/v2"
+)
+
+// Flags shared by the commands that find sessions.
+func rootFlag() cli.Flag {
+	return &cli.StringSliceFlag{Name: "root", Usage: "search `DIR` for sessions instead of the agents' default stores (repeatable)"}
+}
+
+func jsonFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "json", Usage: "print JSON (field names are stable; see docs/)"}
+}
+
+func noColorFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "no-color", Usage: "never colour the output (NO_COLOR in the environment does the same)"}
+}
+
+func agentFlag() cli.Flag {
+	return &cli.StringFlag{Name: "agent", Usage: "only sessions of `AGENT` (kimi, claude, codex, clawdcode)"}
+}
+
+// discoverScope finds sessions: in explicit paths when given, else in the
+// --root directories, else in every agent's default store.
+func discoverScope(env *appEnv, roots, paths []string) *session.Result {
+	if len(paths) > 0 {
+		return session.DiscoverPaths(paths)
+	}
+	if len(roots) > 0 {
+		var rs []session.Root
+		for _, r := range roots {
+			rs = append(rs, session.Root{Path: r})
+		}
+		return session.Discover(rs, false)
+	}
+	return session.Discover(session.DefaultRoots(env.getenv, env.home), true)
+}
+
+// resolveSession turns a SESSION argument into one session: a path to a
+// session file or Kimi session directory, or a session id (or unique prefix)
+// found under --root or the default stores.
+func resolveSession(env *appEnv, c *cli.Context, arg string) (*session.Session, error) {
+	if arg == "" {
+		return nil, usageErrorf("missing SESSION (a session file, a Kimi session directory, or a session id)").
+			withHint("sessctl ls lists the sessions and their ids")
+	}
+	if _, err := os.Stat(arg); err == nil {
+		res := session.DiscoverPaths([]string{arg})
+		if err := firstError(res); err != nil && len(res.Sessions) == 0 {
+			return nil, err
+		}
+		switch len(res.Sessions) {
+		case 1:
+			return res.Sessions[0], nil
+		case 0:
+			if len(res.Unrecognized) > 0 {
+				return nil, fmt.Errorf("%s: not a session file of a known agent", arg)
+			}
+			return nil, fmt.Errorf("%s: no session found there", arg)
+		default:
+			return nil, ambiguous(arg, res.Sessions)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	if strings.ContainsRune(arg, os.PathSeparator) || strings.HasSuffix(arg, ".jsonl") {
+		return nil, fmt.Errorf("%s: %w", arg, session.ErrNoSuchPath)
+	}
+	res := discoverScope(env, c.StringSlice("root"), nil)
+	found := session.Find(res.Sessions, arg)
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		return nil, (&cliError{code: exitError, err: fmt.Errorf("no session with id %q", arg)}).
+			withHint("sessctl ls lists the sessions and their ids (use --root DIR to search elsewhere)")
+	}
+	return nil, ambiguous(arg, found)
+}
+
+func ambiguous(arg string, ss []*session.Session) error {
+	var b strings.Builder
+	for i, s := range ss {
+		if i == 5 {
+			fmt.Fprintf(&b, ", … (%d in all)", len(ss))
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(s.Main)
+	}
+	return usageErrorf("%q matches %d sessions: %s", arg, len(ss), b.String()).withHint("name one session: a longer id, or its file")
+}
+
+func firstError(res *session.Result) error {
+	if len(res.Errors) > 0 {
+		return res.Errors[0]
+	}
+	return nil
+}
+
+// parseAge accepts durations with day and week units (30d, 2w, 12h, 90m,
+// 1h30m) as well as Go's units.
+func parseAge(s string) (time.Duration, error) {
+	orig := s
+	var total time.Duration
+	for s != "" {
+		i := 0
+		for i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] == '.') {
+			i++
+		}
+		if i == 0 {
+			return 0, fmt.Errorf("invalid duration %q (use e.g. 30d, 2w, 12h)", orig)
+		}
+		num := s[:i]
+		j := i
+		for j < len(s) && !(s[j] >= '0' && s[j] <= '9') && s[j] != '.' {
+			j++
+		}
+		unit := s[i:j]
+		s = s[j:]
+		var mult time.Duration
+		switch unit {
+		case "w":
+			mult = 7 * 24 * time.Hour
+		case "d":
+			mult = 24 * time.Hour
+		case "h":
+			mult = time.Hour
+		case "m":
+			mult = time.Minute
+		case "s":
+			mult = time.Second
+		default:
+			return 0, fmt.Errorf("invalid duration %q: unknown unit %q (use w, d, h, m or s)", orig, unit)
+		}
+		var f float64
+		if _, err := fmt.Sscanf(num, "%g", &f); err != nil || f < 0 {
+			return 0, fmt.Errorf("invalid duration %q", orig)
+		}
+		total += time.Duration(f * float64(mult))
+	}
+	return total, nil
+}
+
+// parseSince accepts an age (7d: since seven days ago) or a date
+// (2026-11-01, or RFC 3339).
+func parseSince(s string, now time.Time) (time.Time, error) {
+	for _, layout := range []string{"2006-01-02", time.RFC3339, "2006-01-02T15:04"} {
+		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
+			return t, nil
+		}
+	}
+	d, err := parseAge(s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("invalid --since %q: use an age such as 7d or a date such as 2026-11-01", s)
+	}
+	return now.Add(-d), nil
+}

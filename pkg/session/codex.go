@@ -1,0 +1,234 @@
+package session
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// codexFormat decodes Codex rollout lines (codex.md §2–§7).
+type codexFormat struct{}
+
+func (codexFormat) Agent() Agent { return Codex }
+
+var codexEnvelopeTypes = map[string]bool{
+	"session_meta": true, "response_item": true, "event_msg": true, "turn_context": true,
+	"compacted": true, "world_state": true, "token_usage_record": true,
+	"(legacy)": true,
+}
+
+func (codexFormat) KnownType(t string) bool {
+	env, _, _ := strings.Cut(t, "/")
+	return codexEnvelopeTypes[env]
+}
+
+type codexLine struct {
+	Timestamp string          `json:"timestamp"`
+	Type      string          `json:"type"`
+	Payload   json.RawMessage `json:"payload"`
+	// legacy (pre-envelope) lines
+	RecordType   string          `json:"record_type"`
+	Instructions json.RawMessage `json:"instructions"`
+	Role         string          `json:"role"`
+	Content      json.RawMessage `json:"content"`
+}
+
+type codexPayload struct {
+	Type string `json:"type"`
+	// session_meta
+	ID        string `json:"id"`
+	CWD       string `json:"cwd"`
+	CLIVer    string `json:"cli_version"`
+	Timestamp string `json:"timestamp"`
+	// turn_context
+	Model string `json:"model"`
+	// response_item
+	Role      string          `json:"role"`
+	Content   json.RawMessage `json:"content"`
+	Summary   json.RawMessage `json:"summary"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	Input     json.RawMessage `json:"input"`
+	CallID    string          `json:"call_id"`
+	Output    json.RawMessage `json:"output"`
+	Action    json.RawMessage `json:"action"`
+	// event_msg
+	Message    json.RawMessage `json:"message"`
+	Info       *codexInfo      `json:"info"`
+	NumTurns   flexInt         `json:"num_turns"`
+	Window     flexInt         `json:"model_context_window"`
+	ThreadName string          `json:"thread_name"`
+	// token_usage_record
+	ResponseID string      `json:"response_id"`
+	Usage      *codexUsage `json:"usage"`
+	// compacted
+	ReplacementHistory json.RawMessage `json:"replacement_history"`
+}
+
+type codexInfo struct {
+	Total  *codexUsage `json:"total_token_usage"`
+	Last   *codexUsage `json:"last_token_usage"`
+	Window flexInt     `json:"model_context_window"`
+}
+
+type codexUsage struct {
+	Input     flexInt `json:"input_tokens"`
+	Cached    flexInt `json:"cached_input_tokens"`
+	Output    flexInt `json:"output_tokens"`
+	Reasoning flexInt `json:"reasoning_output_tokens"`
+	Total     flexInt `json:"total_tokens"`
+}
+
+// usage converts OpenAI usage to the Anthropic split (Input excludes cached).
+func (u *codexUsage) usage() *Usage {
+	in := u.Input.v - u.Cached.v
+	if in < 0 {
+		in = 0
+	}
+	return &Usage{Input: in, CacheRead: u.Cached.v, Output: u.Output.v, Reasoning: u.Reasoning.v}
+}
+
+// codexInjectedPrefixes start user/developer messages that Codex injects as
+// context; they are not user turns.
+var codexInjectedPrefixes = []string{
+	"<environment_context>", "<user_instructions>", "<permissions instructions>", "<skills_instructions>",
+	"# AGENTS.md instructions", "<user_shell_command>", "<turn_aborted>", "<INSTRUCTIONS>",
+}
+
+func (codexFormat) decode(obj []byte, r *Record) {
+	var l codexLine
+	if err := json.Unmarshal(obj, &l); err != nil {
+		r.Kind = KindUnknown
+		r.Type = "(undecodable)"
+		return
+	}
+	r.Timestamp = parseTime(l.Timestamp)
+	if l.Type == "" {
+		codexLegacy(&l, r)
+		return
+	}
+	var p codexPayload
+	if len(l.Payload) > 0 {
+		json.Unmarshal(l.Payload, &p)
+	}
+	r.Type = l.Type
+	if p.Type != "" && (l.Type == "response_item" || l.Type == "event_msg") {
+		r.Type = l.Type + "/" + p.Type
+	}
+	switch l.Type {
+	case "session_meta":
+		r.Kind = KindMetadata
+		r.SessionID = p.ID
+		r.CWD = p.CWD
+		r.Version = p.CLIVer
+	case "turn_context":
+		r.Kind = KindMetadata
+		r.Model = p.Model
+		r.CWD = p.CWD
+	case "response_item":
+		codexItem(&p, r)
+	case "event_msg":
+		r.Kind = KindMetadata
+		switch p.Type {
+		case "token_count":
+			r.Kind = KindUsage
+			if p.Info != nil {
+				if p.Info.Last != nil {
+					r.Usage = p.Info.Last.usage()
+					if p.Info.Last.Total.ok {
+						r.ContextTokens = p.Info.Last.Total.v
+					}
+				}
+				if p.Info.Total != nil {
+					r.CumulativeUsage = p.Info.Total.usage()
+				}
+				r.ContextWindow = p.Info.Window.v
+			}
+		case "context_compacted":
+			r.Kind = KindCompaction
+		case "thread_rolled_back":
+			r.RollbackTurns = int(p.NumTurns.v)
+		case "task_started", "turn_started":
+			r.ContextWindow = p.Window.v
+		case "thread_name_updated":
+			r.Title = p.ThreadName
+		}
+	case "compacted":
+		r.Kind = KindCompaction
+		r.Role = RoleUser
+		r.Text = rawText(p.Message)
+	case "token_usage_record":
+		r.Kind = KindUsage
+		r.MessageID = p.ResponseID
+		if p.Usage != nil {
+			r.Usage = p.Usage.usage()
+		}
+	case "world_state":
+		r.Kind = KindMetadata
+	default:
+		r.Kind = KindUnknown
+	}
+}
+
+func codexItem(p *codexPayload, r *Record) {
+	r.Kind = KindMessage
+	switch p.Type {
+	case "message":
+		r.Role = Role(p.Role)
+		r.Text = textOf(p.Content)
+		if p.Role == "user" {
+			if hasAnyPrefix(r.Text, codexInjectedPrefixes...) {
+				r.Synthetic = true
+			} else {
+				r.UserPrompt = true
+				r.Prompt = r.Text
+			}
+		}
+	case "reasoning":
+		r.Role = RoleAssistant
+		r.Thinking = textOf(p.Summary)
+	case "function_call":
+		r.Role = RoleAssistant
+		r.ToolCalls = []ToolCall{{ID: p.CallID, Name: p.Name, Input: rawText(p.Arguments)}}
+	case "custom_tool_call":
+		r.Role = RoleAssistant
+		r.ToolCalls = []ToolCall{{ID: p.CallID, Name: p.Name, Input: rawText(p.Input)}}
+	case "local_shell_call":
+		r.Role = RoleAssistant
+		r.ToolCalls = []ToolCall{{ID: p.CallID, Name: "local_shell", Input: rawText(p.Action)}}
+	case "function_call_output", "custom_tool_call_output":
+		r.Role = RoleTool
+		r.ToolResults = []ToolResult{{CallID: p.CallID, Output: textOf(p.Output)}}
+		r.Text = r.ToolResults[0].Output
+	case "web_search_call", "image_generation_call", "tool_search_call", "tool_search_output":
+		r.Role = RoleAssistant
+	case "ghost_snapshot":
+		r.Kind = KindMetadata
+	case "compaction", "compaction_summary":
+		r.Kind = KindCompaction
+	default:
+		r.Kind = KindUnknown
+	}
+}
+
+// codexLegacy handles rollouts from before September 2025 (no envelope).
+func codexLegacy(l *codexLine, r *Record) {
+	r.Type = "(legacy)"
+	switch {
+	case l.RecordType != "" || len(l.Instructions) > 0:
+		r.Kind = KindMetadata
+	case l.Role != "":
+		var p codexPayload
+		json.Unmarshal(mustJSON(l), &p)
+		p.Type = "message"
+		p.Role = l.Role
+		p.Content = l.Content
+		codexItem(&p, r)
+	default:
+		r.Kind = KindMetadata
+	}
+}
+
+func mustJSON(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
+}

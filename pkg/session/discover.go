@@ -1,0 +1,642 @@
+package session
+
+import (
+	"bytes"
+	"crypto/md5"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/sessctl/sessctl/pkg/jsonl"
+)
+
+// FileRole says what a file is to its session.
+type FileRole string
+
+// File roles.
+const (
+	FileMain     FileRole = "main"     // the live transcript
+	FileRotation FileRole = "rotation" // an older generation (Kimi context_N.jsonl, sessctl's <file>.N)
+	FileSubagent FileRole = "subagent" // a subagent transcript
+	FileWire     FileRole = "wire"     // Kimi wire.jsonl (event log with billing usage)
+	FileSide     FileRole = "side"     // anything else that belongs to the session
+)
+
+// File is one file (or directory, for side directories) of a session.
+type File struct {
+	Path    string    `json:"path"`
+	Role    FileRole  `json:"role"`
+	Size    int64     `json:"size"` // for a directory: the bytes of all regular files below it
+	ModTime time.Time `json:"mtime"`
+	Dir     bool      `json:"dir,omitempty"`
+	// Rotation is the rotation number for FileRotation files.
+	Rotation int `json:"rotation,omitempty"`
+}
+
+// Session is one agent session: all the files that belong to it.
+type Session struct {
+	Agent Agent
+	ID    string
+	// Main is the live transcript (Kimi context.jsonl, Claude <id>.jsonl,
+	// the Codex rollout, the clawdcode file).
+	Main string
+	// Dir is the session's own directory when it has one (Kimi session
+	// dir, Claude's <id>/ sidecar directory).
+	Dir string
+	// Project is the project key from the path (Kimi work-dir path when
+	// kimi.json names it, else its hash; Claude/clawdcode escaped cwd).
+	// The real working directory comes from Summarize.
+	Project string
+	Root    string
+	Files   []File
+}
+
+// Size is the bytes of all files of the session.
+func (s *Session) Size() int64 {
+	var n int64
+	for _, f := range s.Files {
+		n += f.Size
+	}
+	return n
+}
+
+// Updated is the newest modification time of any file of the session.
+func (s *Session) Updated() time.Time {
+	var t time.Time
+	for _, f := range s.Files {
+		if f.ModTime.After(t) {
+			t = f.ModTime
+		}
+	}
+	return t
+}
+
+// FilesWithRole returns the session's files of one role, in order.
+func (s *Session) FilesWithRole(role FileRole) []File {
+	var out []File
+	for _, f := range s.Files {
+		if f.Role == role {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// MainFile returns the File entry of the main transcript.
+func (s *Session) MainFile() File {
+	for _, f := range s.Files {
+		if f.Path == s.Main {
+			return f
+		}
+	}
+	return File{Path: s.Main, Role: FileMain}
+}
+
+// Root is a directory to search for sessions. Agent, when set, says which
+// agent's store it is (used for side files such as Claude's file-history).
+type Root struct {
+	Path  string
+	Agent Agent
+}
+
+// DefaultRoots returns each agent's store, honouring the agents' own
+// environment overrides: KIMI_SHARE_DIR, CLAUDE_CONFIG_DIR (comma-separated
+// list allowed, as ccusage does), CODEX_HOME. getenv and home are injected so
+// tests can fake them.
+func DefaultRoots(getenv func(string) string, home string) []Root {
+	var roots []Root
+	kimi := getenv("KIMI_SHARE_DIR")
+	if kimi == "" {
+		kimi = filepath.Join(home, ".kimi")
+	}
+	roots = append(roots, Root{Path: kimi, Agent: Kimi})
+	if c := getenv("CLAUDE_CONFIG_DIR"); c != "" {
+		for _, p := range strings.Split(c, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				roots = append(roots, Root{Path: p, Agent: Claude})
+			}
+		}
+	} else {
+		roots = append(roots, Root{Path: filepath.Join(home, ".claude"), Agent: Claude})
+	}
+	codex := getenv("CODEX_HOME")
+	if codex == "" {
+		codex = filepath.Join(home, ".codex")
+	}
+	roots = append(roots, Root{Path: codex, Agent: Codex})
+	roots = append(roots, Root{Path: filepath.Join(home, ".clawdcode"), Agent: Clawdcode})
+	return roots
+}
+
+// Result is what discovery found.
+type Result struct {
+	Sessions []*Session
+	// Unrecognized are .jsonl files of no known format.
+	Unrecognized []string
+	// Errors are problems that did not stop discovery (unreadable dirs,
+	// files removed while scanning). Each names its path.
+	Errors []error
+}
+
+// ErrNoSuchPath is returned (wrapped) for a root or path that does not exist.
+var ErrNoSuchPath = errors.New("no such file or directory")
+
+// Discover finds the sessions under roots. A root that does not exist is
+// skipped silently when missingOK is set (default roots), and reported
+// otherwise. Sessions are returned newest first.
+func Discover(roots []Root, missingOK bool) *Result {
+	d := &discoverer{res: &Result{}, seen: map[string]bool{}}
+	for _, r := range roots {
+		fi, err := os.Stat(r.Path)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				if !missingOK {
+					d.res.Errors = append(d.res.Errors, fmt.Errorf("%s: %w", r.Path, ErrNoSuchPath))
+				}
+				continue
+			}
+			d.res.Errors = append(d.res.Errors, err)
+			continue
+		}
+		if !fi.IsDir() {
+			d.file(r, r.Path)
+			continue
+		}
+		d.root = r
+		d.kimiDirs = loadKimiWorkDirs(r.Path)
+		d.dir(r.Path, 0)
+	}
+	d.attachFlatAgents()
+	sortSessions(d.res.Sessions)
+	return d.res
+}
+
+// DiscoverPaths resolves explicit paths: a file is the session that holds
+// it (a Kimi context.jsonl brings its whole session directory), a directory
+// is searched like a root.
+func DiscoverPaths(paths []string) *Result {
+	var roots []Root
+	for _, p := range paths {
+		roots = append(roots, Root{Path: p})
+	}
+	return Discover(roots, false)
+}
+
+func sortSessions(ss []*Session) {
+	sort.SliceStable(ss, func(i, j int) bool {
+		ti, tj := ss[i].Updated(), ss[j].Updated()
+		if !ti.Equal(tj) {
+			return ti.After(tj)
+		}
+		return ss[i].Main < ss[j].Main
+	})
+}
+
+type discoverer struct {
+	res      *Result
+	root     Root
+	kimiDirs map[string]string // md5 hash -> work dir
+	seen     map[string]bool   // main paths already taken
+	flat     []flatAgent
+}
+
+type flatAgent struct {
+	file      File
+	sessionID string
+	dir       string
+}
+
+// maxDepth bounds the directory walk (symlinks are never followed, so loops
+// are impossible; this only guards against absurd trees).
+const maxDepth = 64
+
+var (
+	rotationRe    = regexp.MustCompile(`^(.+\.jsonl)\.(\d+)$`)
+	kimiRotRe     = regexp.MustCompile(`^context_(\d+)\.jsonl$`)
+	rolloutRe     = regexp.MustCompile(`^rollout-.*\.jsonl$`)
+	flatAgentRe   = regexp.MustCompile(`^agent-[0-9a-zA-Z_-]+\.jsonl$`)
+	notSessionDir = map[string]bool{
+		// Claude, Codex and Kimi store directories that never hold transcripts
+		"file-history": true, "session-env": true, "shell-snapshots": true, "shell_snapshots": true,
+		"todos": true, "plans": true, "statsig": true, "ide": true, "debug": true, "backups": true,
+		"user-history": true, "logs": true, "log": true, "node_modules": true, ".git": true,
+		"plugins": true, "skills": true, ".tmp": true, "cache": true,
+	}
+	notSessionFile = map[string]bool{
+		"history.jsonl": true, "session_index.jsonl": true,
+	}
+)
+
+func (d *discoverer) errorf(err error) { d.res.Errors = append(d.res.Errors, err) }
+
+func (d *discoverer) dir(dir string, depth int) {
+	if depth > maxDepth {
+		d.errorf(fmt.Errorf("%s: directory tree deeper than %d levels, not searched further", dir, maxDepth))
+		return
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		d.errorf(err)
+		return
+	}
+	names := map[string]fs.DirEntry{}
+	for _, e := range ents {
+		names[e.Name()] = e
+	}
+	// a Kimi session directory: everything in it belongs to the session
+	if e, ok := names["context.jsonl"]; ok && e.Type().IsRegular() {
+		d.kimiSession(dir)
+		return
+	}
+	sidecars := map[string]bool{} // subdirectories taken by a session
+	for _, e := range ents {
+		name := e.Name()
+		if !e.Type().IsRegular() || strings.HasPrefix(name, jsonl.TempPrefix) || notSessionFile[name] {
+			continue
+		}
+		if !strings.HasSuffix(name, ".jsonl") {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if flatAgentRe.MatchString(name) && filepath.Base(dir) != "subagents" {
+			f, ok := d.stat(p, FileSubagent)
+			if ok {
+				d.flat = append(d.flat, flatAgent{file: f, sessionID: headSessionID(p), dir: dir})
+			}
+			continue
+		}
+		s := d.file(d.root, p)
+		if s == nil {
+			continue
+		}
+		// rotations written by sessctl beside the file: <name>.N
+		for _, e2 := range ents {
+			if m := rotationRe.FindStringSubmatch(e2.Name()); m != nil && m[1] == name && e2.Type().IsRegular() {
+				if f, ok := d.stat(filepath.Join(dir, e2.Name()), FileRotation); ok {
+					f.Rotation = atoi(m[2])
+					s.Files = append(s.Files, f)
+				}
+			}
+		}
+		// Claude's sidecar directory <id>/ (subagents/, tool-results/)
+		stem := strings.TrimSuffix(name, ".jsonl")
+		if e2, ok := names[stem]; ok && e2.IsDir() && (s.Agent == Claude || s.Agent == Clawdcode) {
+			sidecars[stem] = true
+			s.Dir = filepath.Join(dir, stem)
+			d.sidecar(s, s.Dir)
+		}
+		sortRotations(s)
+	}
+	for _, e := range ents {
+		if !e.IsDir() || sidecars[e.Name()] || notSessionDir[e.Name()] {
+			continue
+		}
+		d.dir(filepath.Join(dir, e.Name()), depth+1)
+	}
+}
+
+// file makes a one-file session (or the Kimi session holding it).
+func (d *discoverer) file(root Root, p string) *Session {
+	name := filepath.Base(p)
+	if kimiRotRe.MatchString(name) || name == "context.jsonl" {
+		if _, err := os.Stat(filepath.Join(filepath.Dir(p), "context.jsonl")); err == nil {
+			return d.kimiSession(filepath.Dir(p))
+		}
+	}
+	if m := rotationRe.FindStringSubmatch(name); m != nil {
+		// an explicit rotation path: the session of its main file
+		return d.file(root, filepath.Join(filepath.Dir(p), m[1]))
+	}
+	abs := absPath(p)
+	if d.seen[abs] {
+		return nil
+	}
+	agent := agentFromPath(p)
+	if agent == Unknown {
+		a, err := DetectFile(p)
+		if err != nil {
+			d.errorf(err)
+			return nil
+		}
+		agent = a
+	}
+	if agent == Unknown {
+		fi, err := os.Stat(p)
+		if err == nil && fi.Size() > 0 {
+			d.res.Unrecognized = append(d.res.Unrecognized, p)
+			return nil
+		}
+		// an empty .jsonl: a session with nothing in it yet, agent from the layout
+		agent = pathHint(p)
+		if agent == Unknown {
+			d.res.Unrecognized = append(d.res.Unrecognized, p)
+			return nil
+		}
+	}
+	f, ok := d.stat(p, FileMain)
+	if !ok {
+		return nil
+	}
+	d.seen[abs] = true
+	s := &Session{Agent: agent, ID: sessionIDFromName(agent, name), Main: p, Root: root.Path,
+		Project: filepath.Base(filepath.Dir(p)), Files: []File{f}}
+	if agent == Codex {
+		s.Project = ""
+	}
+	if agent == Claude && root.Agent == Claude {
+		d.claudeSideDirs(s, root.Path)
+	}
+	d.res.Sessions = append(d.res.Sessions, s)
+	return s
+}
+
+// agentFromPath recognises the decisive layouts without reading the file.
+func agentFromPath(p string) Agent {
+	name := filepath.Base(p)
+	slash := filepath.ToSlash(p)
+	switch {
+	case rolloutRe.MatchString(name):
+		return Codex
+	case strings.Contains(slash, "/.clawdcode/"):
+		return Clawdcode
+	case uuidRe.MatchString(strings.TrimSuffix(name, ".jsonl")) && strings.Contains(slash, "/projects/"):
+		return Claude
+	}
+	return Unknown
+}
+
+func sessionIDFromName(agent Agent, name string) string {
+	stem := strings.TrimSuffix(name, ".jsonl")
+	if agent == Codex {
+		// rollout-YYYY-MM-DDThh-mm-ss-<uuid>
+		if len(stem) >= 36 && uuidRe.MatchString(stem[len(stem)-36:]) {
+			return stem[len(stem)-36:]
+		}
+	}
+	return stem
+}
+
+func (d *discoverer) stat(p string, role FileRole) (File, bool) {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) { // removed while scanning: not an error worth reporting
+			d.errorf(err)
+		}
+		return File{}, false
+	}
+	return File{Path: p, Role: role, Size: fi.Size(), ModTime: fi.ModTime()}, true
+}
+
+// kimiSession collects a Kimi session directory.
+func (d *discoverer) kimiSession(dir string) *Session {
+	main := filepath.Join(dir, "context.jsonl")
+	abs := absPath(main)
+	if d.seen[abs] {
+		return nil
+	}
+	d.seen[abs] = true
+	s := &Session{Agent: Kimi, ID: filepath.Base(dir), Main: main, Dir: dir, Root: d.root.Path}
+	hash := filepath.Base(filepath.Dir(dir))
+	s.Project = hash
+	if wd, ok := d.kimiDirs[hash]; ok {
+		s.Project = wd
+	}
+	filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			d.errorf(err)
+			return nil
+		}
+		if e.IsDir() || !e.Type().IsRegular() {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, p)
+		role := FileSide
+		rotation := 0
+		switch {
+		case rel == "context.jsonl":
+			role = FileMain
+		case kimiRotRe.MatchString(rel):
+			role = FileRotation
+			rotation = atoi(kimiRotRe.FindStringSubmatch(rel)[1])
+		case rel == "wire.jsonl":
+			role = FileWire
+		case strings.HasPrefix(rel, "subagents"+string(filepath.Separator)):
+			base := filepath.Base(p)
+			switch {
+			case base == "context.jsonl":
+				role = FileSubagent
+			case kimiRotRe.MatchString(base):
+				role = FileRotation
+			case base == "wire.jsonl":
+				role = FileWire
+			}
+		}
+		if f, ok := d.stat(p, role); ok {
+			f.Rotation = rotation
+			s.Files = append(s.Files, f)
+		}
+		return nil
+	})
+	sortRotations(s)
+	d.res.Sessions = append(d.res.Sessions, s)
+	return s
+}
+
+// sidecar adds the files under a Claude session's <id>/ directory.
+func (d *discoverer) sidecar(s *Session, dir string) {
+	filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			d.errorf(err)
+			return nil
+		}
+		if e.IsDir() || !e.Type().IsRegular() {
+			return nil
+		}
+		role := FileSide
+		if strings.HasSuffix(p, ".jsonl") && filepath.Base(filepath.Dir(p)) == "subagents" {
+			role = FileSubagent
+		}
+		if m := rotationRe.FindStringSubmatch(filepath.Base(p)); m != nil {
+			role = FileRotation
+		}
+		if f, ok := d.stat(p, role); ok {
+			s.Files = append(s.Files, f)
+		}
+		return nil
+	})
+}
+
+// claudeSideDirs adds file-history/<id> and session-env/<id> of a Claude
+// store as side directories.
+func (d *discoverer) claudeSideDirs(s *Session, root string) {
+	for _, sub := range []string{"file-history", "session-env"} {
+		p := filepath.Join(root, sub, s.ID)
+		fi, err := os.Lstat(p)
+		if err != nil || !fi.IsDir() {
+			continue
+		}
+		f := File{Path: p, Role: FileSide, ModTime: fi.ModTime(), Dir: true}
+		filepath.WalkDir(p, func(q string, e fs.DirEntry, err error) error {
+			if err == nil && e.Type().IsRegular() {
+				if info, err := e.Info(); err == nil {
+					f.Size += info.Size()
+					if info.ModTime().After(f.ModTime) {
+						f.ModTime = info.ModTime()
+					}
+				}
+			}
+			return nil
+		})
+		s.Files = append(s.Files, f)
+	}
+}
+
+// attachFlatAgents gives the old flat agent-<id>.jsonl subagent files to the
+// session named by their sessionId, or makes them sessions of their own.
+func (d *discoverer) attachFlatAgents() {
+	byKey := map[string]*Session{}
+	for _, s := range d.res.Sessions {
+		byKey[filepath.Dir(s.Main)+"\x00"+s.ID] = s
+	}
+	for _, fa := range d.flat {
+		if s, ok := byKey[fa.dir+"\x00"+fa.sessionID]; ok && fa.sessionID != "" {
+			s.Files = append(s.Files, fa.file)
+			continue
+		}
+		s := d.file(d.root, fa.file.Path)
+		if s != nil {
+			s.Files[0].Role = FileMain
+		}
+	}
+}
+
+func sortRotations(s *Session) {
+	sort.SliceStable(s.Files, func(i, j int) bool {
+		ri, rj := roleOrder(s.Files[i].Role), roleOrder(s.Files[j].Role)
+		if ri != rj {
+			return ri < rj
+		}
+		if s.Files[i].Role == FileRotation && s.Files[i].Rotation != s.Files[j].Rotation {
+			return s.Files[i].Rotation < s.Files[j].Rotation
+		}
+		return s.Files[i].Path < s.Files[j].Path
+	})
+}
+
+func roleOrder(r FileRole) int {
+	switch r {
+	case FileMain:
+		return 0
+	case FileRotation:
+		return 1
+	case FileSubagent:
+		return 2
+	case FileWire:
+		return 3
+	}
+	return 4
+}
+
+// headSessionID reads the sessionId of the first line that has one.
+func headSessionID(p string) string {
+	f, err := os.Open(p)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	r := jsonl.NewReader(io.LimitReader(f, 1<<20))
+	for i := 0; i < 10; i++ {
+		l, err := r.Next()
+		if err != nil {
+			return ""
+		}
+		if l.Status != jsonl.OK || !bytes.Contains(l.Raw, []byte(`"sessionId"`)) {
+			continue
+		}
+		var v struct {
+			SessionID string `json:"sessionId"`
+		}
+		if json.Unmarshal(jsonl.Strict(l.Raw), &v) == nil && v.SessionID != "" {
+			return v.SessionID
+		}
+	}
+	return ""
+}
+
+// loadKimiWorkDirs maps the work-dir hashes of a Kimi share dir to paths,
+// from its kimi.json.
+func loadKimiWorkDirs(root string) map[string]string {
+	b, err := os.ReadFile(filepath.Join(root, "kimi.json"))
+	if err != nil {
+		return nil
+	}
+	var v struct {
+		WorkDirs []struct {
+			Path string `json:"path"`
+			Kaos string `json:"kaos"`
+		} `json:"work_dirs"`
+	}
+	if json.Unmarshal(b, &v) != nil {
+		return nil
+	}
+	m := map[string]string{}
+	for _, w := range v.WorkDirs {
+		h := KimiWorkDirHash(w.Path)
+		if w.Kaos != "" && w.Kaos != "local" {
+			h = w.Kaos + "_" + h
+		}
+		m[h] = w.Path
+	}
+	return m
+}
+
+// KimiWorkDirHash is the md5 of a work dir as Kimi names its session folder.
+func KimiWorkDirHash(path string) string {
+	sum := md5.Sum([]byte(path))
+	return hex.EncodeToString(sum[:])
+}
+
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+func atoi(s string) int {
+	n := 0
+	for _, c := range s {
+		if c < '0' || c > '9' || n > 1<<40 {
+			return n
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
+
+// Find returns the sessions whose id is q, or, when none is, whose id starts
+// with q.
+func Find(ss []*Session, q string) []*Session {
+	var exact, prefix []*Session
+	for _, s := range ss {
+		switch {
+		case s.ID == q:
+			exact = append(exact, s)
+		case strings.HasPrefix(s.ID, q):
+			prefix = append(prefix, s)
+		}
+	}
+	if len(exact) > 0 {
+		return exact
+	}
+	return prefix
+}

@@ -1,0 +1,190 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/sessctl/sessctl/pkg/jsonl"
+)
+
+// Summary is what ls shows of a session beyond its files.
+type Summary struct {
+	Title string
+	// TitleSource says where the title came from: custom_title, ai_title,
+	// thread_name, summary, first_prompt or "" when there is none.
+	TitleSource string
+	CWD         string
+	Records     int // non-blank lines of the main transcript
+	Corrupt     int // corrupt lines in the main and subagent transcripts
+	Started     time.Time
+}
+
+// Summarize reads what ls needs: one streaming pass over the main transcript
+// (lines are validated, but only the few that can carry a title or the working
+// directory are decoded) and the subagent transcripts for corrupt lines.
+func Summarize(s *Session) (Summary, error) {
+	var sum Summary
+	f := FormatFor(s.Agent)
+	if f == nil {
+		return sum, nil
+	}
+	var custom, ai, summaryTitle, first, threadName string
+	if s.Agent == Kimi && s.Dir != "" {
+		custom = kimiCustomTitle(filepath.Join(s.Dir, "state.json"))
+	}
+	if s.Agent == Codex {
+		threadName = codexThreadName(s)
+	}
+	err := scanFile(s.Main, func(l *jsonl.Line) {
+		if l.Status == jsonl.Blank {
+			return
+		}
+		sum.Records++
+		if l.Status.Corrupt() {
+			sum.Corrupt++
+			return
+		}
+		need := first == "" || sum.CWD == "" || sum.Started.IsZero()
+		if !need && s.Agent == Claude {
+			need = bytes.Contains(l.Raw, []byte("-title")) || bytes.Contains(l.Raw, []byte(`"summary"`))
+		}
+		if !need {
+			return
+		}
+		r := Decode(f, l)
+		if sum.CWD == "" && r.CWD != "" {
+			sum.CWD = r.CWD
+		}
+		if sum.Started.IsZero() && !r.Timestamp.IsZero() {
+			sum.Started = r.Timestamp
+		}
+		switch {
+		case r.Type == "custom-title" && r.Title != "":
+			custom = r.Title
+		case r.Type == "ai-title" && r.Title != "":
+			ai = r.Title
+		case r.Type == "summary" && r.Title != "":
+			summaryTitle = r.Title
+		case first == "" && r.UserPrompt && !r.Sidechain:
+			first = r.Prompt
+		}
+	})
+	if err != nil {
+		return sum, err
+	}
+	if first == "" && s.Agent == Kimi {
+		// after a compaction the first real input is in the oldest rotation
+		if rots := s.FilesWithRole(FileRotation); len(rots) > 0 {
+			first = firstPrompt(rots[0].Path, f)
+		}
+	}
+	for _, sf := range s.FilesWithRole(FileSubagent) {
+		scanFile(sf.Path, func(l *jsonl.Line) {
+			if l.Status.Corrupt() {
+				sum.Corrupt++
+			}
+		})
+	}
+	for _, c := range []struct{ title, src string }{
+		{custom, "custom_title"}, {ai, "ai_title"}, {threadName, "thread_name"},
+		{first, "first_prompt"}, {summaryTitle, "summary"},
+	} {
+		if t := OneLine(c.title); t != "" {
+			sum.Title, sum.TitleSource = t, c.src
+			break
+		}
+	}
+	if s.Project == "" {
+		s.Project = sum.CWD
+	}
+	return sum, nil
+}
+
+func scanFile(path string, fn func(*jsonl.Line)) error {
+	fh, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer fh.Close()
+	return jsonl.Scan(fh, func(l *jsonl.Line) error { fn(l); return nil })
+}
+
+func firstPrompt(path string, f Format) string {
+	var out string
+	fh, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer fh.Close()
+	ReadRecords(fh, f, func(r *Record) error {
+		if r.UserPrompt {
+			out = r.Prompt
+			return jsonl.ErrStop
+		}
+		return nil
+	})
+	return out
+}
+
+// OneLine collapses white space so that a text fits one table cell.
+func OneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func kimiCustomTitle(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	var v struct {
+		CustomTitle *string `json:"custom_title"`
+	}
+	if json.Unmarshal(b, &v) != nil || v.CustomTitle == nil {
+		return ""
+	}
+	return *v.CustomTitle
+}
+
+// codexThreadName reads the newest thread name for the session from the
+// session_index.jsonl of the Codex home that holds it.
+func codexThreadName(s *Session) string {
+	// the rollout is in <home>/sessions/YYYY/MM/DD/ or <home>/archived_sessions/
+	dir := filepath.Dir(s.Main)
+	var candidates []string
+	for i := 0; i < 5; i++ {
+		candidates = append(candidates, filepath.Join(dir, "session_index.jsonl"))
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		dir = parent
+	}
+	for _, p := range candidates {
+		fh, err := os.Open(p)
+		if err != nil {
+			continue
+		}
+		name := ""
+		jsonl.Scan(io.Reader(fh), func(l *jsonl.Line) error {
+			if l.Status != jsonl.OK || !bytes.Contains(l.Raw, []byte(s.ID)) {
+				return nil
+			}
+			var v struct {
+				ID   string `json:"id"`
+				Name string `json:"thread_name"`
+			}
+			if json.Unmarshal(jsonl.Strict(l.Raw), &v) == nil && v.ID == s.ID && v.Name != "" {
+				name = v.Name
+			}
+			return nil
+		})
+		fh.Close()
+		return name
+	}
+	return ""
+}

@@ -1,0 +1,125 @@
+package tokens
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sessctl/sessctl/pkg/tokens/internal/corpus"
+)
+
+// checkSame fails when Count or Encode of s differs from tiktoken-go.
+func checkSame(t *testing.T, c *Counter, ref interface{ EncodeOrdinary(string) []int }, s string) bool {
+	t.Helper()
+	want := ref.EncodeOrdinary(s)
+	got := c.Encode(s)
+	if !slices.Equal(got, want) {
+		t.Errorf("%s: Encode(%q)\n got %v\nwant %v", c.Encoding(), clip(s), got, want)
+		return false
+	}
+	if n := c.Count(s); n != len(want) {
+		t.Errorf("%s: Count(%q) = %d, tiktoken-go has %d tokens", c.Encoding(), clip(s), n, len(want))
+		return false
+	}
+	return true
+}
+
+func clip(s string) string {
+	if len(s) > 300 {
+		return s[:300] + "…"
+	}
+	return s
+}
+
+func TestMatchesReferenceExamples(t *testing.T) {
+	extra := []string{
+		"Hello, 世界!", "I'M SURE you'LL LOVE it'S", "\xff\xfeinvalid\xc3", "a\xe4\xb8b",
+		strings.Repeat(" ", 1000) + "x", strings.Repeat("\n", 300), strings.Repeat("=", 500),
+		strings.Repeat("ab", 400), strings.Repeat("\t \r\n", 100) + "end", strings.Repeat("😀", 200),
+		strings.Repeat("0", 1000), "<|endoftext|> <|fim_prefix|>",
+	}
+	for _, enc := range encodings {
+		c, ref := counter(t, enc), reference(t, enc)
+		for _, s := range append(slices.Clone(splitExamples), extra...) {
+			checkSame(t, c, ref, s)
+		}
+	}
+}
+
+func TestMatchesReferenceCorpus(t *testing.T) {
+	size := 1 << 20
+	if testing.Short() {
+		size = 200 << 10
+	}
+	docs := corpus.Generate(7, size)
+	for _, enc := range encodings {
+		c, ref := counter(t, enc), reference(t, enc)
+		for _, d := range docs {
+			if !checkSame(t, c, ref, d) {
+				break
+			}
+		}
+	}
+}
+
+// TestMergeHeapMatchesScan runs both merge strategies on the same long
+// pieces.
+func TestMergeHeapMatchesScan(t *testing.T) {
+	pieces := []string{
+		strings.Repeat(" ", 300), strings.Repeat("ab", 150), strings.Repeat("!=", 200),
+		strings.Repeat("\u3000", 100), strings.Repeat("😀👍🏽", 40), strings.Repeat("aaab", 70),
+	}
+	for _, d := range corpus.Generate(3, 64<<10) {
+		if len(d) > 2 {
+			pieces = append(pieces, d)
+		}
+	}
+	for _, enc := range encodings {
+		v := counter(t, enc).vocab
+		var sc scratch
+		for _, p := range pieces {
+			var scan, heap []string
+			v.mergeSmall(p, &sc, func(s string) { scan = append(scan, s) })
+			v.mergeHeap(p, &sc, func(s string) { heap = append(heap, s) })
+			if !slices.Equal(scan, heap) {
+				t.Errorf("%s: merge of %q: scan %q, heap %q", enc, clip(p), scan, heap)
+			}
+		}
+	}
+}
+
+func TestCountAllMatchesCount(t *testing.T) {
+	docs := corpus.Generate(11, 300<<10)
+	// One long text, to exercise the cutting; long texts without spaces are
+	// not cut.
+	docs = append(docs, strings.Join(docs, ""), strings.Repeat("中文", 300_000), "", "\xffx")
+	for _, enc := range encodings {
+		c := counter(t, enc)
+		got := c.CountAll(docs)
+		for i, d := range docs {
+			if want := c.Count(d); got[i] != want {
+				t.Errorf("%s: CountAll[%d] = %d, Count = %d", enc, i, got[i], want)
+			}
+		}
+	}
+}
+
+func TestCutPoint(t *testing.T) {
+	bmp := bmpClasses()
+	s := strings.Repeat("x", 10) + "  y z" + strings.Repeat("w", 10)
+	if got := cutPoint(s, 10, bmp); got != 16 {
+		t.Errorf("cutPoint = %d, want 16 (the space after y; the run of two spaces is no boundary)", got)
+	}
+	if got := cutPoint(strings.Repeat("x", 40), 10, bmp); got != 40 {
+		t.Errorf("cutPoint without spaces = %d, want 40", got)
+	}
+	if got := cutPoint("short", 10, bmp); got != 5 {
+		t.Errorf("cutPoint of short text = %d, want 5", got)
+	}
+}
+
+func TestNewCounterUnknown(t *testing.T) {
+	if _, err := NewCounter("p50k_base"); err == nil {
+		t.Error("NewCounter(p50k_base) succeeded, want an error")
+	}
+}
