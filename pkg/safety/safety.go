@@ -1,0 +1,226 @@
+// Package safety holds the checks every command that changes a session
+// makes before it writes: is an agent still writing the file (recent
+// changes, an open writer), is another sessctl working on it (an advisory
+// lock), and is the file still the one that was read (device, inode, size,
+// mtime). Its errors are refusals: commands map them to exit code 3.
+package safety
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gofrs/flock"
+)
+
+// DefaultQuiet is how long a file must have been left alone before sessctl
+// treats it as not being written.
+const DefaultQuiet = 5 * time.Second
+
+// Identity is what a file was when it was read.
+type Identity struct {
+	Dev     uint64
+	Ino     uint64
+	Size    int64
+	ModTime time.Time
+}
+
+// Stat returns the identity of path (not following a final symlink).
+func Stat(path string) (Identity, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return Identity{}, err
+	}
+	return identityOf(fi), nil
+}
+
+func identityOf(fi os.FileInfo) Identity {
+	id := Identity{Size: fi.Size(), ModTime: fi.ModTime()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		id.Dev, id.Ino = uint64(st.Dev), uint64(st.Ino)
+	}
+	return id
+}
+
+// Same reports whether two identities describe the same unchanged file.
+func (a Identity) Same(b Identity) bool {
+	return a.Dev == b.Dev && a.Ino == b.Ino && a.Size == b.Size && a.ModTime.Equal(b.ModTime)
+}
+
+// RefusalError is a safety refusal.
+type RefusalError struct {
+	Path   string
+	Reason string
+}
+
+func (e *RefusalError) Error() string { return e.Path + ": " + e.Reason }
+
+// Refusal marks the error as a safety refusal (exit code 3).
+func (e *RefusalError) Refusal() bool { return true }
+
+// ErrLive, ErrLocked and ErrChanged classify refusals for errors.Is.
+var (
+	ErrLive    = errors.New("session is live")
+	ErrLocked  = errors.New("session is locked by another sessctl")
+	ErrChanged = errors.New("file changed while sessctl was working on it")
+)
+
+// liveError wraps a class so that errors.Is works on RefusalError values.
+type classified struct {
+	*RefusalError
+	class error
+}
+
+func (c classified) Unwrap() error { return c.class }
+
+func refuse(class error, path, format string, a ...any) error {
+	return classified{&RefusalError{Path: path, Reason: fmt.Sprintf(format, a...)}, class}
+}
+
+// Process is a process that holds a file open.
+type Process struct {
+	PID     int
+	Command string
+}
+
+// CheckLive refuses a file that changed less than quiet ago, or that a
+// process holds open for writing. now is injected for tests.
+func CheckLive(path string, quiet time.Duration, now time.Time) error {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	if age := now.Sub(fi.ModTime()); age < quiet && age > -time.Minute {
+		return refuse(ErrLive, path, "modified %s ago: an agent may still be writing it", age.Round(time.Second))
+	}
+	writers, err := OpenWriters(path)
+	if err == nil && len(writers) > 0 {
+		w := writers[0]
+		return refuse(ErrLive, path, "open for writing by process %d (%s)", w.PID, w.Command)
+	}
+	return nil
+}
+
+// OpenWriters lists the processes that hold path open for writing, read from
+// /proc/*/fd and /proc/*/fdinfo (Linux). Elsewhere, and for processes sessctl
+// may not inspect, it finds nothing.
+func OpenWriters(path string) ([]Process, error) {
+	target, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, nil
+	}
+	self := os.Getpid()
+	var out []Process
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		fdDir := filepath.Join("/proc", p.Name(), "fd")
+		fds, err := os.ReadDir(fdDir)
+		if err != nil {
+			continue
+		}
+		for _, fd := range fds {
+			fi, err := os.Stat(filepath.Join(fdDir, fd.Name()))
+			if err != nil || !os.SameFile(fi, target) {
+				continue
+			}
+			if !openForWriting(filepath.Join("/proc", p.Name(), "fdinfo", fd.Name())) {
+				continue
+			}
+			comm, _ := os.ReadFile(filepath.Join("/proc", p.Name(), "comm"))
+			out = append(out, Process{PID: pid, Command: strings.TrimSpace(string(comm))})
+			break
+		}
+	}
+	return out, nil
+}
+
+// openForWriting reads the flags line of /proc/PID/fdinfo/FD.
+func openForWriting(fdinfo string) bool {
+	b, err := os.ReadFile(fdinfo)
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "flags:"); ok {
+			flags, err := strconv.ParseUint(strings.TrimSpace(v), 8, 64)
+			if err != nil {
+				return false
+			}
+			acc := flags & syscall.O_ACCMODE
+			return acc == syscall.O_WRONLY || acc == syscall.O_RDWR
+		}
+	}
+	return false
+}
+
+// CheckUnchanged refuses when path is no longer what was read.
+func CheckUnchanged(path string, before Identity) error {
+	now, err := Stat(path)
+	if err != nil {
+		return refuse(ErrChanged, path, "cannot stat it again before replacing it: %v", err)
+	}
+	if !now.Same(before) {
+		return refuse(ErrChanged, path, "changed while sessctl was working on it (size %d → %d); nothing was replaced", before.Size, now.Size)
+	}
+	return nil
+}
+
+// Lock is an advisory lock held on a sidecar lock file.
+type Lock struct {
+	fl   *flock.Flock
+	Path string
+}
+
+// LockPath is the sidecar lock file of a session file: a hidden file beside
+// it, ".<name>.sessctl.lock". Lock files are left in place (removing a lock
+// file while others may wait on it would break the lock); cleanup removes
+// them with their session.
+func LockPath(path string) string {
+	dir, base := filepath.Split(path)
+	return filepath.Join(dir, "."+base+LockSuffix)
+}
+
+// LockSuffix ends the name of every sessctl lock file.
+const LockSuffix = ".sessctl.lock"
+
+// LockFile takes the exclusive lock of a session file without waiting: if
+// another sessctl holds it, it refuses.
+func LockFile(path string) (*Lock, error) {
+	return lockAt(LockPath(path), path)
+}
+
+// LockAt takes an exclusive lock on lockPath itself (for locks that are not
+// tied to one session file, such as cleanup's).
+func LockAt(lockPath string) (*Lock, error) { return lockAt(lockPath, lockPath) }
+
+func lockAt(lockPath, subject string) (*Lock, error) {
+	fl := flock.New(lockPath, flock.SetPermissions(0o600))
+	ok, err := fl.TryLock()
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", lockPath, err)
+	}
+	if !ok {
+		return nil, refuse(ErrLocked, subject, "another sessctl is working on it (lock %s)", lockPath)
+	}
+	return &Lock{fl: fl, Path: lockPath}, nil
+}
+
+// Unlock releases the lock.
+func (l *Lock) Unlock() error {
+	if l == nil {
+		return nil
+	}
+	return l.fl.Unlock()
+}
