@@ -52,11 +52,16 @@ func (a Identity) Same(b Identity) bool {
 	return a.Dev == b.Dev && a.Ino == b.Ino && a.Size == b.Size && a.ModTime.Equal(b.ModTime)
 }
 
-// RefusalError is a safety refusal.
+// RefusalError is a safety refusal. errors.Is matches it against its
+// class: ErrLive, ErrLocked or ErrChanged.
 type RefusalError struct {
 	Path   string
 	Reason string
+	Class  error
 }
+
+// Is reports whether target is the refusal's class.
+func (e *RefusalError) Is(target error) bool { return target == e.Class }
 
 func (e *RefusalError) Error() string { return e.Path + ": " + e.Reason }
 
@@ -70,16 +75,8 @@ var (
 	ErrChanged = errors.New("file changed while sessctl was working on it")
 )
 
-// liveError wraps a class so that errors.Is works on RefusalError values.
-type classified struct {
-	*RefusalError
-	class error
-}
-
-func (c classified) Unwrap() error { return c.class }
-
 func refuse(class error, path, format string, a ...any) error {
-	return classified{&RefusalError{Path: path, Reason: fmt.Sprintf(format, a...)}, class}
+	return &RefusalError{Path: path, Reason: fmt.Sprintf(format, a...), Class: class}
 }
 
 // Process is a process that holds a file open.

@@ -34,7 +34,7 @@ func TestOpenWriterIsDetected(t *testing.T) {
 	old := time.Now().Add(-time.Hour)
 	os.Chtimes(p, old, old)
 	// a child process holds the file open for appending, as an agent does
-	cmd := exec.Command("sh", "-c", `exec 3>>"$1"; echo ready; sleep 30`, "sh", p)
+	cmd := exec.Command("sh", "-c", `exec 3>>"$1"; echo ready; exec sleep 30`, "sh", p)
 	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -52,7 +52,7 @@ func TestOpenWriterIsDetected(t *testing.T) {
 		t.Fatalf("after the writer exited: %v", err)
 	}
 	// a reader does not make the file live
-	rd := exec.Command("sh", "-c", `exec 3<"$1"; echo ready; sleep 30`, "sh", p)
+	rd := exec.Command("sh", "-c", `exec 3<"$1"; echo ready; exec sleep 30`, "sh", p)
 	out2, _ := rd.StdoutPipe()
 	rd.Start()
 	defer func() { rd.Process.Kill(); rd.Wait() }()
@@ -97,9 +97,11 @@ func TestCheckUnchanged(t *testing.T) {
 		t.Fatalf("appended file: %v", err)
 	}
 	// replaced by another inode of the same size and time
-	os.Remove(p)
-	os.WriteFile(p, []byte("a\n"), 0o644)
-	os.Chtimes(p, id.ModTime, id.ModTime)
+	id, _ = Stat(p)
+	q := p + ".new"
+	os.WriteFile(q, []byte("a\nb\n"), 0o644)
+	os.Chtimes(q, id.ModTime, id.ModTime)
+	os.Rename(q, p)
 	if err := CheckUnchanged(p, id); !errors.Is(err, ErrChanged) {
 		t.Fatalf("replaced file: %v", err)
 	}
