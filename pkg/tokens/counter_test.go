@@ -106,9 +106,9 @@ func TestCountAllMatchesCount(t *testing.T) {
 
 func TestCutPoint(t *testing.T) {
 	bmp := bmpClasses()
-	s := strings.Repeat("x", 10) + "  y z" + strings.Repeat("w", 10)
-	if got := cutPoint(s, 10, bmp); got != 16 {
-		t.Errorf("cutPoint = %d, want 16 (the space after y; the run of two spaces is no boundary)", got)
+	s := strings.Repeat("x", 10) + "\t y z" + strings.Repeat("w", 10)
+	if got := cutPoint(s, 10, bmp); got != 13 {
+		t.Errorf("cutPoint = %d, want 13 (the space after y; a space after a tab is no boundary)", got)
 	}
 	if got := cutPoint(strings.Repeat("x", 40), 10, bmp); got != 40 {
 		t.Errorf("cutPoint without spaces = %d, want 40", got)
