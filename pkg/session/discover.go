@@ -204,7 +204,8 @@ func sortSessions(ss []*Session) {
 type discoverer struct {
 	res      *Result
 	root     Root
-	kimiDirs map[string]string // md5 hash -> work dir
+	kimiDirs map[string]string            // md5 hash -> work dir, from the root's kimi.json
+	kimiJSON map[string]map[string]string // share dir -> its kimi.json mapping
 	seen     map[string]bool   // main paths already taken
 	flat     []flatAgent
 }
@@ -214,6 +215,10 @@ type flatAgent struct {
 	sessionID string
 	dir       string
 }
+
+// lockSuffix ends the name of sessctl's lock files (.<name>.sessctl.lock,
+// see pkg/safety); a lock file beside a session file belongs to the session.
+const lockSuffix = ".sessctl.lock"
 
 // maxDepth bounds the directory walk (symlinks are never followed, so loops
 // are impossible; this only guards against absurd trees).
@@ -258,6 +263,16 @@ func (d *discoverer) dir(dir string, depth int) {
 		return
 	}
 	sidecars := map[string]bool{} // subdirectories taken by a session
+	// rotations written by sessctl beside a file: <name>.N, by main name
+	rotations := map[string][]fs.DirEntry{}
+	for _, e := range ents {
+		if !e.Type().IsRegular() || !strings.Contains(e.Name(), ".jsonl.") {
+			continue
+		}
+		if m := rotationRe.FindStringSubmatch(e.Name()); m != nil {
+			rotations[m[1]] = append(rotations[m[1]], e)
+		}
+	}
 	for _, e := range ents {
 		name := e.Name()
 		if !e.Type().IsRegular() || strings.HasPrefix(name, jsonl.TempPrefix) || notSessionFile[name] {
@@ -278,13 +293,17 @@ func (d *discoverer) dir(dir string, depth int) {
 		if s == nil {
 			continue
 		}
-		// rotations written by sessctl beside the file: <name>.N
-		for _, e2 := range ents {
-			if m := rotationRe.FindStringSubmatch(e2.Name()); m != nil && m[1] == name && e2.Type().IsRegular() {
-				if f, ok := d.stat(filepath.Join(dir, e2.Name()), FileRotation); ok {
-					f.Rotation = atoi(m[2])
-					s.Files = append(s.Files, f)
-				}
+		for _, e2 := range rotations[name] {
+			m := rotationRe.FindStringSubmatch(e2.Name())
+			if f, ok := d.stat(filepath.Join(dir, e2.Name()), FileRotation); ok {
+				f.Rotation = atoi(m[2])
+				s.Files = append(s.Files, f)
+			}
+		}
+		// sessctl's lock file beside it: .<name>.sessctl.lock
+		if e2, ok := names["."+name+lockSuffix]; ok && e2.Type().IsRegular() {
+			if f, ok := d.stat(filepath.Join(dir, e2.Name()), FileSide); ok {
+				s.Files = append(s.Files, f)
 			}
 		}
 		// Claude's sidecar directory <id>/ (subagents/, tool-results/)
@@ -407,7 +426,7 @@ func (d *discoverer) kimiSession(dir string) *Session {
 	s := &Session{Agent: Kimi, ID: filepath.Base(dir), Main: main, Dir: dir, Root: d.root.Path}
 	hash := filepath.Base(filepath.Dir(dir))
 	s.Project = hash
-	if wd, ok := d.kimiDirs[hash]; ok {
+	if wd, ok := d.kimiWorkDir(dir, hash); ok {
 		s.Project = wd
 	}
 	filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
@@ -449,6 +468,26 @@ func (d *discoverer) kimiSession(dir string) *Session {
 	sortRotations(s)
 	d.res.Sessions = append(d.res.Sessions, s)
 	return s
+}
+
+// kimiWorkDir maps a session's work-dir hash to the path, from the kimi.json
+// of the root or of the share dir that holds the session
+// (<share>/sessions/<hash>/<id>).
+func (d *discoverer) kimiWorkDir(sessionDir, hash string) (string, bool) {
+	if wd, ok := d.kimiDirs[hash]; ok {
+		return wd, true
+	}
+	share := filepath.Dir(filepath.Dir(filepath.Dir(sessionDir)))
+	if d.kimiJSON == nil {
+		d.kimiJSON = map[string]map[string]string{}
+	}
+	m, ok := d.kimiJSON[share]
+	if !ok {
+		m = loadKimiWorkDirs(share)
+		d.kimiJSON[share] = m
+	}
+	wd, ok := m[hash]
+	return wd, ok
 }
 
 // sidecar adds the files under a Claude session's <id>/ directory.

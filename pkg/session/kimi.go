@@ -110,6 +110,9 @@ func pythonInt(raw json.RawMessage) (int64, bool) {
 	case "", "null":
 		return 0, false
 	}
+	if raw[0] == '"' {
+		return 0, false // json.Number would accept "3"; Python's int check does not
+	}
 	var n json.Number
 	if json.Unmarshal(raw, &n) != nil {
 		return 0, false
