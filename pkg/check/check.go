@@ -75,6 +75,9 @@ func Files(paths []string, agent session.Agent, opt Options) ([]*Report, error) 
 		c := &checker{rep: rep, opt: opt, per: map[string]int{}, g: g, file: i}
 		g.checkers = append(g.checkers, c)
 		if f == nil {
+			if fi, err := os.Stat(path); err == nil && fi.Size() == 0 {
+				continue // an empty file: a session with nothing in it yet
+			}
 			rep.Problems = append(rep.Problems, Problem{Path: path, Kind: UnknownFormat,
 				Message: "not a session file of a known agent (Kimi CLI, Claude Code, Codex, clawdcode)"})
 			continue

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"fmt"
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestMain lets testscript run sessctl in-process as the "sessctl" command.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"sessctl": func() { os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
+	})
+}
+
+// TestScripts runs the CLI scripts in testdata/script. Each script gets
+// $REPO (the repository root, for testdata/sessions) and $SAMPLES (the
+// shared samples folder; scripts that need it start with
+// `[!samples] skip`, which skips them cleanly when the folder is absent).
+func TestScripts(t *testing.T) {
+	repo, _ := filepath.Abs("../..")
+	samples := filepath.Join(repo, "..", "shared", "samples")
+	_, err := os.Stat(samples)
+	haveSamples := err == nil
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
+		Setup: func(e *testscript.Env) error {
+			e.Setenv("REPO", repo)
+			e.Setenv("SAMPLES", samples)
+			e.Setenv("NO_COLOR", "1")
+			e.Setenv("HOME", filepath.Join(e.WorkDir, "home"))
+			e.Setenv("TZ", "UTC")
+			return nil
+		},
+		Condition: func(cond string) (bool, error) {
+			if cond == "samples" {
+				return haveSamples, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
+		UpdateScripts: os.Getenv("UPDATE_SCRIPTS") == "1",
+	})
+}
+
+// runCLI runs sessctl in-process and returns stdout, stderr and the exit code.
+func runCLI(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(append([]string{"sessctl"}, args...), strings.NewReader(""), &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+func TestVersion(t *testing.T) {
+	out, _, code := runCLI(t, "--version")
+	if code != 0 || !strings.HasPrefix(out, "sessctl ") {
+		t.Fatalf("--version: code %d, %q", code, out)
+	}
+}
+
+func TestUnknownCommandIsUsageError(t *testing.T) {
+	_, errOut, code := runCLI(t, "frobnicate")
+	if code != exitError || !strings.Contains(errOut, "sessctl: error:") {
+		t.Fatalf("code %d, stderr %q", code, errOut)
+	}
+}
