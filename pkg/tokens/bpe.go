@@ -8,7 +8,7 @@ const noRank = math.MaxUint32
 // heapMin is the piece length from which merge uses a heap instead of
 // scanning all parts for the lowest rank at every step (quadratic, but faster
 // for the short pieces that make up nearly all text).
-const heapMin = 128
+const heapMin = 64
 
 // part is one part of a piece being merged: where it starts, and the rank of
 // the token that merging it with the next part would make.
@@ -20,7 +20,10 @@ type part struct {
 // scratch holds the buffers of one merge. It is used by one goroutine at a
 // time.
 type scratch struct {
-	parts []part
+	// counts caches the token count of pieces that needed merging; it is
+	// emptied when it reaches maxCached entries.
+	counts map[string]int32
+	parts  []part
 	next  []int32
 	prev  []int32
 	rank  []uint32

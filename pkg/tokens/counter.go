@@ -3,6 +3,7 @@ package tokens
 import (
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
@@ -69,8 +70,25 @@ func (c *Counter) countPiece(p string, sc *scratch) int {
 	if _, ok := c.vocab.ranks[p]; ok {
 		return 1
 	}
-	return c.vocab.merge(p, sc, nil)
+	if n, ok := sc.counts[p]; ok {
+		return int(n)
+	}
+	n := c.vocab.merge(p, sc, nil)
+	if len(p) <= maxCachedLen {
+		if sc.counts == nil || len(sc.counts) >= maxCached {
+			sc.counts = make(map[string]int32, 256)
+		}
+		sc.counts[strings.Clone(p)] = int32(n)
+	}
+	return n
 }
+
+// The cache of merged pieces, per goroutine: at most maxCached pieces of up
+// to maxCachedLen bytes.
+const (
+	maxCached    = 1 << 14
+	maxCachedLen = 64
+)
 
 // Encode returns the token ids of text, as tiktoken's encode_ordinary does.
 func (c *Counter) Encode(text string) []int {
