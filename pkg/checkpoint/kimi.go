@@ -1,0 +1,597 @@
+package checkpoint
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/sessctl/sessctl/pkg/jsonl"
+)
+
+// KimiRevertStats describes what kimi-cli's revert_to(N) keeps and drops.
+type KimiRevertStats struct {
+	// Found is set when a line {"role": "_checkpoint", "id": N} exists (the
+	// cut); CutLine is its 1-based line number (Python's line splitting) and
+	// CutOffset its byte offset.
+	Found     bool
+	CutLine   int
+	CutOffset int64
+	// NextID is the next checkpoint id Kimi would hold after restoring the
+	// whole file (last integer _checkpoint id + 1); revert_to(N) fails when
+	// N >= NextID.
+	NextID int64
+	// Kept is the number of lines written to the new file; KeptBytes their size.
+	Kept      int
+	KeptBytes int64
+	// Dropped counts the lines before the cut that Kimi does not copy
+	// (invalid JSON, not an object, records that fail validation); Blank
+	// counts blank lines before the cut. Both survive only in the rotation.
+	Dropped int
+	Blank   int
+	// Removed is the number of non-blank lines from the cut to the end.
+	Removed      int
+	RemovedBytes int64
+	// Tokens is the last valid _usage token_count before the cut (-1: none).
+	Tokens int64
+	// Normalised counts kept lines whose bytes changed on the way (invalid
+	// UTF-8 replaced by U+FFFD, \r\n or \r line ends turned into \n).
+	Normalised int
+}
+
+// ErrNoCheckpoint is returned when N is not a checkpoint of the file.
+var ErrNoCheckpoint = errors.New("no such checkpoint")
+
+// KimiRevert does exactly what kimi-cli 1.49's Context.revert_to(n) writes
+// into the new context.jsonl (kimi.md §4.4), streaming src into dst: every
+// accepted record before the first line whose role is "_checkpoint" and
+// whose id equals n (Python equality: 1, 1.0 and true all equal 1), each
+// line as Python's text reader decodes it (UTF-8 with U+FFFD replacement,
+// universal newlines) followed by "\n". Blank lines, lines that are not JSON
+// objects and records Kimi rejects are not copied.
+//
+// dst may be io.Discard to plan a revert. The error is ErrNoCheckpoint
+// (wrapped) when no such line exists or n >= the file's next checkpoint id;
+// kimi-cli would refuse the latter and turn the former into a pure rotation,
+// which sessctl refuses instead. dst has then received the kept prefix and
+// must be discarded.
+func KimiRevert(src io.Reader, dst io.Writer, n int64) (KimiRevertStats, error) {
+	st := KimiRevertStats{Tokens: -1}
+	sp := newPyLines(src)
+	bw := bufio.NewWriterSize(dst, 64<<10)
+	for {
+		raw, eol, off, err := sp.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return st, err
+		}
+		text, changed := pyDecode(raw[:len(raw)-eol])
+		blank := pyBlank(text)
+		var obj map[string]json.RawMessage
+		if !blank {
+			obj = pyLoadsObject(text)
+		}
+		// the whole file decides the next checkpoint id (restore)
+		if obj != nil {
+			if role, ok := jsonString(obj["role"]); ok && role == "_checkpoint" {
+				if id, ok := pyInt(obj["id"]); ok {
+					st.NextID = id + 1
+				}
+			}
+		}
+		if st.Found {
+			if !blank {
+				st.Removed++
+				st.RemovedBytes += int64(len(raw) + eol)
+			}
+			continue
+		}
+		if blank {
+			st.Blank++
+			continue
+		}
+		if obj == nil {
+			st.Dropped++
+			continue
+		}
+		if role, ok := jsonString(obj["role"]); ok && role == "_checkpoint" && pyEqualsInt(obj["id"], n) {
+			st.Found = true
+			st.CutLine = sp.num
+			st.CutOffset = off
+			st.Removed++
+			st.RemovedBytes += int64(len(raw) + eol)
+			continue
+		}
+		if !kimiAccepts(obj) {
+			st.Dropped++
+			continue
+		}
+		if role, _ := jsonString(obj["role"]); role == "_usage" {
+			st.Tokens, _ = pyInt(obj["token_count"])
+		}
+		// Python writes the decoded line with its newline; only a last line
+		// without one is written without (it cannot precede the cut).
+		out := text
+		if eol > 0 {
+			out = append(out[:len(out):len(out)], '\n')
+			if raw[len(raw)-1] != '\n' || eol == 2 { // \r or \r\n
+				changed = true
+			}
+		}
+		if changed {
+			st.Normalised++
+		}
+		if _, err := bw.Write(out); err != nil {
+			return st, err
+		}
+		st.Kept++
+		st.KeptBytes += int64(len(out))
+	}
+	if err := bw.Flush(); err != nil {
+		return st, err
+	}
+	switch {
+	case !st.Found:
+		return st, fmt.Errorf("%w %d: the file has no {\"role\": \"_checkpoint\", \"id\": %d} line", ErrNoCheckpoint, n, n)
+	case n >= st.NextID:
+		return st, fmt.Errorf("%w %d: kimi-cli would refuse it (its next checkpoint id is %d)", ErrNoCheckpoint, n, st.NextID)
+	}
+	return st, nil
+}
+
+// pyLines splits a byte stream the way Python's text mode with universal
+// newlines does: at "\n", "\r\n" and a lone "\r".
+type pyLines struct {
+	br  *bufio.Reader
+	off int64
+	num int
+	buf []byte
+}
+
+func newPyLines(r io.Reader) *pyLines { return &pyLines{br: bufio.NewReaderSize(r, 64<<10)} }
+
+// next returns a line with its terminator (raw[:len-eol] is the content),
+// the terminator's length (0, 1 or 2), and the line's offset.
+func (p *pyLines) next() (raw []byte, eol int, off int64, err error) {
+	p.buf = p.buf[:0]
+	off = p.off
+	for {
+		c, err := p.br.ReadByte()
+		if err == io.EOF {
+			if len(p.buf) == 0 {
+				return nil, 0, off, io.EOF
+			}
+			p.num++
+			p.off += int64(len(p.buf))
+			return p.buf, 0, off, nil
+		}
+		if err != nil {
+			return nil, 0, off, err
+		}
+		p.buf = append(p.buf, c)
+		switch c {
+		case '\n':
+			eol = 1
+		case '\r':
+			eol = 1
+			if b, err := p.br.Peek(1); err == nil && b[0] == '\n' {
+				p.br.ReadByte()
+				p.buf = append(p.buf, '\n')
+				eol = 2
+			}
+		default:
+			continue
+		}
+		p.num++
+		p.off += int64(len(p.buf))
+		return p.buf, eol, off, nil
+	}
+}
+
+// pyDecode returns a line's content (without terminator) decoded the way
+// Python's UTF-8 codec with errors="replace" does: each maximal invalid
+// subpart becomes one U+FFFD. changed reports a replacement.
+func pyDecode(content []byte) (text []byte, changed bool) {
+	if utf8.Valid(content) {
+		return content, false
+	}
+	out := make([]byte, 0, len(content)+8)
+	for i := 0; i < len(content); {
+		r, size := utf8.DecodeRune(content[i:])
+		if r != utf8.RuneError || size > 1 {
+			out = append(out, content[i:i+size]...)
+			i += size
+			continue
+		}
+		out = append(out, "\uFFFD"...)
+		i += maximalSubpart(content[i:])
+	}
+	return out, true
+}
+
+// maximalSubpart is the length (at least 1) of the longest prefix of b that
+// starts a well-formed UTF-8 sequence (Unicode's "maximal subpart", the
+// replacement policy of Python's decoder).
+func maximalSubpart(b []byte) int {
+	c := b[0]
+	var need int
+	lo, hi := byte(0x80), byte(0xBF)
+	switch {
+	case c >= 0xC2 && c <= 0xDF:
+		need = 1
+	case c == 0xE0:
+		need, lo = 2, 0xA0
+	case c >= 0xE1 && c <= 0xEC, c == 0xEE, c == 0xEF:
+		need = 2
+	case c == 0xED:
+		need, hi = 2, 0x9F
+	case c == 0xF0:
+		need, lo = 3, 0x90
+	case c >= 0xF1 && c <= 0xF3:
+		need = 3
+	case c == 0xF4:
+		need, hi = 3, 0x8F
+	default:
+		return 1
+	}
+	i := 1
+	for ; i <= need && i < len(b); i++ {
+		x := b[i]
+		if i == 1 && (x < lo || x > hi) || i > 1 && (x < 0x80 || x > 0xBF) {
+			break
+		}
+	}
+	return i
+}
+
+// pyBlank is Python's `not line.strip()`.
+func pyBlank(text []byte) bool {
+	for _, r := range string(text) {
+		if !pyIsSpace(r) {
+			return false
+		}
+	}
+	return true
+}
+
+func pyIsSpace(r rune) bool {
+	return unicode.IsSpace(r) || r >= 0x1c && r <= 0x1f
+}
+
+// pyLoadsObject parses text the way json.loads(text, strict=False) does and
+// returns its members when it is an object (duplicate keys: the last wins),
+// else nil.
+func pyLoadsObject(text []byte) map[string]json.RawMessage {
+	t := bytes.TrimLeft(text, " \t\r\n")
+	if len(t) == 0 || t[0] != '{' {
+		return nil
+	}
+	strictText := jsonl.Strict(text)
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(strictText, &obj); err == nil {
+		return obj
+	}
+	// Python also accepts NaN, Infinity and -Infinity; they compare unequal
+	// to every integer and fail every check Kimi makes, like 1e999 does.
+	if alt, ok := replaceNonFinite(strictText); ok {
+		if json.Unmarshal(alt, &obj) == nil {
+			return obj
+		}
+	}
+	return nil
+}
+
+func replaceNonFinite(b []byte) ([]byte, bool) {
+	var out []byte
+	inStr, esc, found := false, false, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if inStr {
+			out = append(out, c)
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+			continue
+		}
+		switch {
+		case c == '"':
+			inStr = true
+		case bytes.HasPrefix(b[i:], []byte("NaN")):
+			out = append(out, "1e999"...)
+			i += 2
+			found = true
+			continue
+		case bytes.HasPrefix(b[i:], []byte("Infinity")):
+			out = append(out, "1e999"...)
+			i += 7
+			found = true
+			continue
+		}
+		out = append(out, c)
+	}
+	return out, found
+}
+
+func jsonString(raw json.RawMessage) (string, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '"' {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+func isNull(raw json.RawMessage) bool {
+	return string(bytes.TrimSpace(raw)) == "null"
+}
+
+// pyInt accepts what isinstance(x, int) accepts: JSON integers and booleans.
+func pyInt(raw json.RawMessage) (int64, bool) {
+	raw = bytes.TrimSpace(raw)
+	switch string(raw) {
+	case "true":
+		return 1, true
+	case "false":
+		return 0, true
+	}
+	if !isIntLiteral(raw) {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil {
+		return math.MaxInt64 - 1, true // a huge Python int; only its existence matters
+	}
+	return v, true
+}
+
+func isIntLiteral(raw []byte) bool {
+	if len(raw) == 0 {
+		return false
+	}
+	s := raw
+	if s[0] == '-' {
+		s = s[1:]
+	}
+	if len(s) == 0 {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// pyEqualsInt is Python's `x == n` for a JSON value x.
+func pyEqualsInt(raw json.RawMessage, n int64) bool {
+	raw = bytes.TrimSpace(raw)
+	switch string(raw) {
+	case "true":
+		return n == 1
+	case "false":
+		return n == 0
+	}
+	if len(raw) == 0 || !(raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') {
+		return false
+	}
+	if isIntLiteral(raw) {
+		v, ok := new(big.Int).SetString(string(raw), 10)
+		return ok && v.IsInt64() && v.Int64() == n
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil || math.IsInf(f, 0) {
+		return false
+	}
+	return f == float64(n) && int64(f) == n
+}
+
+// kimiAccepts reports whether Kimi's restore accepts a record (kimi.md §4.1).
+func kimiAccepts(obj map[string]json.RawMessage) bool {
+	role, ok := jsonString(obj["role"])
+	if !ok {
+		return false
+	}
+	switch role {
+	case "_system_prompt":
+		if _, ok := jsonString(obj["content"]); ok {
+			return true
+		}
+	case "_usage":
+		_, ok := pyInt(obj["token_count"])
+		if ok {
+			return true
+		}
+	case "_checkpoint":
+		_, ok := pyInt(obj["id"])
+		if ok {
+			return true
+		}
+	}
+	return validMessage(obj)
+}
+
+// validMessage mirrors pydantic's validation of kosong's Message model
+// (role, name, content, tool_calls, tool_call_id, partial; extra keys
+// ignored).
+func validMessage(obj map[string]json.RawMessage) bool {
+	role, _ := jsonString(obj["role"])
+	switch role {
+	case "system", "user", "assistant", "tool":
+	default:
+		return false
+	}
+	if !optString(obj, "name") || !optString(obj, "tool_call_id") {
+		return false
+	}
+	if raw, ok := obj["partial"]; ok && !isNull(raw) && !laxBool(raw) {
+		return false
+	}
+	content, ok := obj["content"]
+	if !ok {
+		return false // required
+	}
+	if !validContent(content) {
+		return false
+	}
+	if raw, ok := obj["tool_calls"]; ok && !isNull(raw) {
+		var calls []json.RawMessage
+		if !arrayOf(raw, &calls) {
+			return false
+		}
+		for _, c := range calls {
+			if !validToolCall(c) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func optString(obj map[string]json.RawMessage, key string) bool {
+	raw, ok := obj[key]
+	if !ok || isNull(raw) {
+		return true
+	}
+	_, ok = jsonString(raw)
+	return ok
+}
+
+func objectOf(raw json.RawMessage) (map[string]json.RawMessage, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil, false
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return nil, false
+	}
+	return m, true
+}
+
+func arrayOf(raw json.RawMessage, out *[]json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '[' {
+		return false
+	}
+	return json.Unmarshal(raw, out) == nil
+}
+
+// laxBool is pydantic's lax bool: true/false, 0/1, and a few strings.
+func laxBool(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	switch string(raw) {
+	case "true", "false":
+		return true
+	}
+	if s, ok := jsonString(raw); ok {
+		switch strings.ToLower(s) {
+		case "0", "off", "f", "false", "n", "no", "1", "on", "t", "true", "y", "yes":
+			return true
+		}
+		return false
+	}
+	if f, err := strconv.ParseFloat(string(raw), 64); err == nil {
+		return f == 0 || f == 1
+	}
+	return false
+}
+
+func validContent(raw json.RawMessage) bool {
+	if isNull(raw) {
+		return true
+	}
+	if _, ok := jsonString(raw); ok {
+		return true
+	}
+	var parts []json.RawMessage
+	if !arrayOf(raw, &parts) {
+		return false
+	}
+	for _, p := range parts {
+		m, ok := objectOf(p)
+		if !ok {
+			return false
+		}
+		typ, ok := jsonString(m["type"])
+		if !ok {
+			return false
+		}
+		switch typ {
+		case "text":
+			if _, ok := jsonString(m["text"]); !ok {
+				return false
+			}
+		case "think":
+			if _, ok := jsonString(m["think"]); !ok || !optString(m, "encrypted") {
+				return false
+			}
+		case "image_url", "audio_url", "video_url":
+			u, ok := objectOf(m[typ])
+			if !ok {
+				return false
+			}
+			if _, ok := jsonString(u["url"]); !ok || !optString(u, "id") {
+				return false
+			}
+		default:
+			return false // not in kosong's part registry
+		}
+	}
+	return true
+}
+
+func validToolCall(raw json.RawMessage) bool {
+	m, ok := objectOf(raw)
+	if !ok {
+		return false
+	}
+	if t, ok := m["type"]; ok {
+		if s, ok := jsonString(t); !ok || s != "function" {
+			return false
+		}
+	}
+	if _, ok := jsonString(m["id"]); !ok {
+		return false
+	}
+	fn, ok := objectOf(m["function"])
+	if !ok {
+		return false
+	}
+	if _, ok := jsonString(fn["name"]); !ok {
+		return false
+	}
+	args, ok := fn["arguments"]
+	if !ok { // required, although it may be null
+		return false
+	}
+	if !isNull(args) {
+		if _, ok := jsonString(args); !ok {
+			return false
+		}
+	}
+	if ex, ok := m["extras"]; ok && !isNull(ex) {
+		if _, ok := objectOf(ex); !ok {
+			return false
+		}
+	}
+	return true
+}
