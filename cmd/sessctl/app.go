@@ -83,9 +83,14 @@ func commands(env *appEnv) []*cli.Command {
 	return []*cli.Command{
 		lsCommand(env),
 		checkCommand(env),
+		statsCommand(env),
 		// more commands: add one line each
 	}
 }
+
+// buildCommit is stamped by `make build` (-X main.buildCommit=…) for builds
+// where the VCS information is not embedded.
+var buildCommit string
 
 // versionString is the module version and VCS commit from the build info.
 func versionString() string {
@@ -111,6 +116,9 @@ func versionString() string {
 		}
 	}
 	parts := []string{v}
+	if rev == "" {
+		rev = buildCommit
+	}
 	if rev != "" {
 		if len(rev) > 12 {
 			rev = rev[:12]

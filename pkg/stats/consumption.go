@@ -1,0 +1,300 @@
+// Package stats answers three questions about agent sessions: how full is
+// the context now, how many tokens were consumed, and where the tokens are.
+// Recorded usage (what the API reported) comes from pkg/tokens' per-format
+// accounting; estimates come from a tokenizer and are labelled as such.
+package stats
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sessctl/sessctl/pkg/session"
+	"github.com/sessctl/sessctl/pkg/tokens"
+)
+
+// Progress receives the bytes scanned so far and the total to scan. It is
+// called from several goroutines.
+type Progress func(done, total int64)
+
+// SessionUsage is the recorded usage of one session.
+type SessionUsage struct {
+	Session *session.Session `json:"-"`
+	Agent   session.Agent    `json:"agent"`
+	ID      string           `json:"id"`
+	Project string           `json:"project"`
+	Main    string           `json:"main"`
+	Files   []string         `json:"files"`
+	// Totals is what sessctl counts, by the format's own rules.
+	Totals tokens.Totals `json:"recorded"`
+	// AsCCUsage is what ccusage 20.0.24 reports for the same files (Claude
+	// Code and Codex only): it drops some lines silently (docs/stats.md).
+	AsCCUsage *tokens.Totals `json:"as_ccusage,omitempty"`
+	// UsageLines counts lines that carried usage; Rejected those sessctl
+	// could not count (listed in RejectedLines, at most 20 per file).
+	UsageLines    int        `json:"usage_lines"`
+	Rejected      int        `json:"rejected_lines"`
+	RejectedLines []FileDrop `json:"rejected,omitempty"`
+	SessctlOnly   int        `json:"counted_not_by_ccusage"`
+	SessctlLines  []FileDrop `json:"counted_not_by_ccusage_lines,omitempty"`
+	CCUsageOnly   int        `json:"counted_only_by_ccusage"`
+	Corrupt       int        `json:"corrupt_lines"`
+	Errors        []string   `json:"errors,omitempty"`
+	Context       int64      `json:"-"`
+	Window        int64      `json:"-"`
+	requests      []*tokens.Request
+	fileIdx       map[int]bool
+}
+
+// FileDrop is a line of a file that was not counted, and why.
+type FileDrop struct {
+	Path string `json:"path"`
+	tokens.Drop
+}
+
+// Requests returns the session's counted requests (after de-duplication).
+func (su *SessionUsage) Requests() []*tokens.Request { return su.requests }
+
+// UsageFiles lists the files of a session that carry recorded usage: every
+// transcript file (main, rotations, subagents) and, for Kimi, the wire
+// files (its context files hold only a gauge).
+func UsageFiles(s *session.Session) []session.File {
+	var out []session.File
+	for _, f := range s.Files {
+		if f.Dir || !strings.HasSuffix(f.Path, ".jsonl") {
+			continue
+		}
+		switch s.Agent {
+		case session.Kimi:
+			if f.Role == session.FileWire {
+				out = append(out, f)
+			}
+		default:
+			if f.Role == session.FileMain || f.Role == session.FileSubagent || f.Role == session.FileRotation {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+type fileJob struct {
+	sess int
+	file session.File
+}
+
+// Consumption scans the recorded usage of many sessions, spreading files
+// over all cores. Claude Code requests are de-duplicated across all files
+// of all sessions (as ccusage does), each counted in the session whose file
+// held the winning line.
+func Consumption(ss []*session.Session, progress Progress) []*SessionUsage {
+	out := make([]*SessionUsage, len(ss))
+	var jobs []fileJob
+	var total int64
+	for i, s := range ss {
+		su := &SessionUsage{Session: s, Agent: s.Agent, ID: s.ID, Project: s.Project, Main: s.Main, Context: -1, fileIdx: map[int]bool{}}
+		out[i] = su
+		for _, f := range UsageFiles(s) {
+			su.Files = append(su.Files, f.Path)
+			jobs = append(jobs, fileJob{i, f})
+			total += f.Size
+		}
+		if su.Files == nil {
+			su.Files = []string{}
+		}
+	}
+	// ccusage's order: by path. Deterministic winners for duplicates.
+	sort.SliceStable(jobs, func(i, j int) bool { return jobs[i].file.Path < jobs[j].file.Path })
+
+	results := make([]*tokens.FileUsage, len(jobs))
+	errs := make([]error, len(jobs))
+	done := make([]chan struct{}, len(jobs))
+	for i := range done {
+		done[i] = make(chan struct{})
+	}
+	var scanned atomic.Int64
+	next := atomic.Int64{}
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(jobs)))
+	// bound how far scanning may run ahead of the in-order merge, so that
+	// memory holds a few files' requests, not all of them
+	window := make(chan struct{}, workers*4)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				window <- struct{}{}
+				i := int(next.Add(1) - 1)
+				if i >= len(jobs) {
+					<-window
+					return
+				}
+				j := jobs[i]
+				role := j.file.Role
+				fu, err := tokens.ScanFile(j.file.Path, ss[j.sess].Agent, role)
+				results[i], errs[i] = fu, err
+				if progress != nil {
+					progress(scanned.Add(j.file.Size), total)
+				}
+				close(done[i])
+			}
+		}()
+	}
+	lg := &tokens.Ledger{}
+	fileSess := make([]int, 0, len(jobs))
+	for i := range jobs {
+		<-done[i]
+		su := out[jobs[i].sess]
+		if errs[i] != nil {
+			su.Errors = append(su.Errors, fmt.Sprintf("%s: %v", jobs[i].file.Path, errs[i]))
+			results[i] = &tokens.FileUsage{Path: jobs[i].file.Path, Context: -1}
+		}
+		fu := results[i]
+		fileSess = append(fileSess, jobs[i].sess)
+		lg.Add(fu)
+		su.UsageLines += fu.UsageLines
+		su.Rejected += fu.RejectedCount
+		su.SessctlOnly += fu.SessctlOnly
+		su.CCUsageOnly += fu.CCUsageOnly
+		su.Corrupt += fu.Corrupt
+		for _, d := range fu.Rejected {
+			su.RejectedLines = append(su.RejectedLines, FileDrop{fu.Path, d})
+		}
+		for _, d := range fu.SessctlOnlyLines {
+			su.SessctlLines = append(su.SessctlLines, FileDrop{fu.Path, d})
+		}
+		if jobs[i].file.Role == session.FileMain || (su.Agent == session.Kimi && filepath.Dir(fu.Path) == su.Session.Dir) {
+			if fu.Context >= 0 {
+				su.Context = fu.Context
+			}
+			if fu.Window > 0 {
+				su.Window = fu.Window
+			}
+			if su.Project == "" && fu.CWD != "" {
+				su.Project = fu.CWD
+			}
+		}
+		// the file's requests are now owned by the ledger; drop the rest
+		fu.Rejected, fu.SessctlOnlyLines = nil, nil
+		<-window
+	}
+	wg.Wait()
+	for _, r := range lg.Requests {
+		su := out[fileSess[r.File]]
+		su.Totals.Add(r)
+		su.requests = append(su.requests, r)
+	}
+	for _, r := range lg.CCUsage {
+		su := out[fileSess[r.File]]
+		if su.AsCCUsage == nil {
+			su.AsCCUsage = &tokens.Totals{}
+		}
+		su.AsCCUsage.Add(r)
+	}
+	for _, su := range out {
+		if su.AsCCUsage == nil && (su.Agent == session.Claude || su.Agent == session.Codex) {
+			su.AsCCUsage = &tokens.Totals{}
+		}
+		sort.SliceStable(su.requests, func(i, j int) bool { return su.requests[i].Time < su.requests[j].Time })
+	}
+	return out
+}
+
+// Grouping keys for Group.
+const (
+	BySession = "session"
+	ByProject = "project"
+	ByDay     = "day"
+	ByModel   = "model"
+	ByAgent   = "agent"
+)
+
+// GroupRow is one line of a grouped report.
+type GroupRow struct {
+	Key      string        `json:"key"`
+	Agents   []string      `json:"agents"`
+	Sessions int           `json:"sessions"`
+	Totals   tokens.Totals `json:"recorded"`
+}
+
+// ErrBadGroup is returned for an unknown grouping.
+var ErrBadGroup = errors.New("unknown grouping")
+
+// Group totals sessions by session, project, day (of each request, in loc)
+// or model, largest total first (days: oldest first).
+func Group(sus []*SessionUsage, by string, loc *time.Location) ([]GroupRow, error) {
+	rows := map[string]*GroupRow{}
+	sessions := map[string]map[*SessionUsage]bool{}
+	agents := map[string]map[string]bool{}
+	get := func(k string, su *SessionUsage) *GroupRow {
+		r, ok := rows[k]
+		if !ok {
+			r = &GroupRow{Key: k}
+			rows[k] = r
+			sessions[k] = map[*SessionUsage]bool{}
+			agents[k] = map[string]bool{}
+		}
+		sessions[k][su] = true
+		agents[k][string(su.Agent)] = true
+		return r
+	}
+	for _, su := range sus {
+		switch by {
+		case BySession:
+			get(string(su.Agent)+":"+su.ID, su).Totals.Merge(su.Totals)
+		case ByProject:
+			p := su.Project
+			if p == "" {
+				p = "(none)"
+			}
+			get(p, su).Totals.Merge(su.Totals)
+		case ByAgent:
+			get(string(su.Agent), su).Totals.Merge(su.Totals)
+		case ByDay:
+			for _, r := range su.requests {
+				k := "(unknown)"
+				if r.Time > 0 {
+					k = time.UnixMilli(r.Time).In(loc).Format("2006-01-02")
+				}
+				get(k, su).Totals.Add(r)
+			}
+		case ByModel:
+			for _, r := range su.requests {
+				m := r.Model
+				if m == "" {
+					m = "(unknown)"
+				}
+				get(m, su).Totals.Add(r)
+			}
+		default:
+			return nil, fmt.Errorf("%w %q (use session, project, day, model or agent)", ErrBadGroup, by)
+		}
+	}
+	out := make([]GroupRow, 0, len(rows))
+	for k, r := range rows {
+		r.Sessions = len(sessions[k])
+		for a := range agents[k] {
+			r.Agents = append(r.Agents, a)
+		}
+		sort.Strings(r.Agents)
+		out = append(out, *r)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if by == ByDay {
+			return out[i].Key < out[j].Key
+		}
+		ti, tj := out[i].Totals.Total(), out[j].Totals.Total()
+		if ti != tj {
+			return ti > tj
+		}
+		return out[i].Key < out[j].Key
+	})
+	return out, nil
+}

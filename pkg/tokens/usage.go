@@ -1,0 +1,345 @@
+package tokens
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/sessctl/sessctl/pkg/session"
+)
+
+// Recorded usage: what the model API reported for each request, totalled by
+// each format's own rules (tokens.md §4). This is the number bills are made
+// of, and the one ccusage sums; it is never mixed with estimates or with
+// context gauges.
+
+// MaxRequestTokens bounds one usage field of one request. A larger value is
+// not a real API report (no model has a window near it) and the line is
+// rejected rather than allowed to dwarf every real number.
+const MaxRequestTokens = 1_000_000_000
+
+// Request is the recorded usage of one model request.
+type Request struct {
+	Usage session.Usage
+	Model string
+	// Time is the request's timestamp in Unix milliseconds, 0 when unknown.
+	Time int64
+	// Line is the 1-based line number in the file that recorded it.
+	Line int
+	// File indexes the file list of the Ledger it was added to.
+	File int
+
+	key, msgKey uint64 // Claude dedupe keys (message.id+requestId, message.id); 0 = none
+	sidechain   bool
+	speed       bool // the usage carried a speed field (ccusage's last tie-break)
+
+	// counted says whether sessctl counts the request; ccusage says whether
+	// ccusage 20.0.24 would (it silently drops some lines, see Drop).
+	counted, ccusage bool
+}
+
+// Drop is why a line that carries usage is not counted by sessctl, or by
+// ccusage.
+type Drop struct {
+	Line   int    `json:"line"`
+	Reason string `json:"reason"`
+}
+
+// FileUsage is what one pass over one file found.
+type FileUsage struct {
+	Path  string
+	Agent session.Agent
+	// Requests in file order (Claude: before de-duplication; Codex: one per
+	// counted change of the running total; Kimi: one per StatusUpdate).
+	Requests []Request
+	Lines    int // lines read
+	// UsageLines counts lines that carried recorded usage.
+	UsageLines int
+	// Rejected are lines with usage that sessctl did not count (the first
+	// maxDrops of them; RejectedCount has them all). Corrupt lines count
+	// here too when they looked like usage records.
+	Rejected      []Drop
+	RejectedCount int
+	// CCUsageOnly counts lines sessctl rejects and ccusage would count;
+	// SessctlOnly lines sessctl counts and ccusage would silently drop (the
+	// first maxDrops are listed in SessctlOnlyLines).
+	CCUsageOnly      int
+	SessctlOnly      int
+	SessctlOnlyLines []Drop
+	// Corrupt counts unusable lines (torn, not JSON) among those inspected.
+	Corrupt int
+	// LastActivity is the newest timestamp of a counted request (Unix ms).
+	LastActivity int64
+	// Context is the latest context gauge the file recorded (-1 = none):
+	// Codex last_token_usage.total_tokens, Kimi StatusUpdate.context_tokens.
+	Context int64
+	// Window is the context window the file recorded, 0 when none.
+	Window int64
+	// CWD is the working directory the file names (Codex session_meta).
+	CWD string
+}
+
+const maxDrops = 20
+
+func (f *FileUsage) reject(line int, reason string) {
+	f.RejectedCount++
+	if len(f.Rejected) < maxDrops {
+		f.Rejected = append(f.Rejected, Drop{line, reason})
+	}
+}
+
+func (f *FileUsage) sessctlOnly(line int, reason string) {
+	f.SessctlOnly++
+	if len(f.SessctlOnlyLines) < maxDrops {
+		f.SessctlOnlyLines = append(f.SessctlOnlyLines, Drop{line, reason})
+	}
+}
+
+// ScanFile reads the recorded usage of one file of agent a. role tells a
+// Kimi wire.jsonl from a context.jsonl (only the wire carries billing
+// usage); for other agents it is ignored. Memory does not grow with the
+// file, only with the number of usage records.
+func ScanFile(path string, a session.Agent, role session.FileRole) (*FileUsage, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	return ScanReader(fh, path, a, role)
+}
+
+// ScanReader is ScanFile over any reader; path only names the result.
+func ScanReader(r io.Reader, path string, a session.Agent, role session.FileRole) (*FileUsage, error) {
+	fu := &FileUsage{Path: path, Agent: a, Context: -1}
+	var err error
+	switch a {
+	case session.Claude:
+		err = scanClaude(r, fu)
+	case session.Codex:
+		err = scanCodex(r, fu)
+	case session.Kimi:
+		if role == session.FileWire {
+			err = scanKimiWire(r, fu)
+		} else {
+			err = scanKimiContext(r, fu)
+		}
+	case session.Clawdcode:
+		err = scanClawd(r, fu)
+	default:
+		return fu, nil
+	}
+	return fu, err
+}
+
+// lineReader yields the lines of a stream with their numbers, reusing one
+// buffer: memory is bounded by the longest line. Lines keep no terminator
+// (a trailing CR is kept; JSON white space makes it harmless).
+type lineReader struct {
+	br   *bufio.Reader
+	big  []byte
+	num  int
+	torn bool // the last line had no newline
+}
+
+func newLineReader(r io.Reader) *lineReader {
+	return &lineReader{br: bufio.NewReaderSize(r, 256<<10)}
+}
+
+func (lr *lineReader) next() ([]byte, error) {
+	frag, err := lr.br.ReadSlice('\n')
+	if err == nil {
+		lr.num++
+		return frag[:len(frag)-1], nil
+	}
+	if err == bufio.ErrBufferFull {
+		lr.big = append(lr.big[:0], frag...)
+		for {
+			frag, err = lr.br.ReadSlice('\n')
+			lr.big = append(lr.big, frag...)
+			if err == bufio.ErrBufferFull {
+				continue
+			}
+			break
+		}
+		if err == nil {
+			lr.num++
+			return lr.big[:len(lr.big)-1], nil
+		}
+		frag = lr.big
+	}
+	if err == io.EOF {
+		if len(frag) == 0 {
+			return nil, io.EOF
+		}
+		lr.num++
+		lr.torn = true
+		return frag, nil
+	}
+	return nil, err
+}
+
+// Ledger totals requests over many files, applying Claude Code's
+// de-duplication (one count per message.id + requestId across all files,
+// the largest usage wins). Add files in a stable order (sorted by path, as
+// ccusage does) to get the same winners on every run. Requests of other
+// agents are appended as they are.
+type Ledger struct {
+	Files    []*FileUsage
+	Requests []*Request // counted by sessctl, de-duplicated
+	// CCUsage holds the requests ccusage 20.0.24 would count, de-duplicated
+	// by its rules over the lines it does not drop.
+	CCUsage []*Request
+
+	own, ccu dedupe
+}
+
+type dedupe struct {
+	exact map[uint64]int
+	byMsg map[uint64]int
+}
+
+// Add adds one file's requests.
+func (lg *Ledger) Add(fu *FileUsage) {
+	fi := len(lg.Files)
+	lg.Files = append(lg.Files, fu)
+	for i := range fu.Requests {
+		r := &fu.Requests[i]
+		r.File = fi
+		if r.counted {
+			lg.Requests = lg.own.push(lg.Requests, r)
+		}
+		if r.ccusage {
+			lg.CCUsage = lg.ccu.push(lg.CCUsage, r)
+		}
+	}
+}
+
+// push adds r to list unless it duplicates a request already there, in
+// which case the better of the two stays (ccusage's push_deduped_entry):
+// the one not on a sidechain, else the larger total, else the one with a
+// speed field.
+func (d *dedupe) push(list []*Request, r *Request) []*Request {
+	if r.key == 0 {
+		return append(list, r)
+	}
+	if d.exact == nil {
+		d.exact = map[uint64]int{}
+		d.byMsg = map[uint64]int{}
+	}
+	at, ok := d.exact[r.key]
+	if !ok {
+		// sidechain logs replay parent messages under a new requestId
+		if j, found := d.byMsg[r.msgKey]; found && (r.sidechain || list[j].sidechain) {
+			at, ok = j, true
+		}
+	}
+	if ok {
+		if better(r, list[at]) {
+			list[at] = r
+			d.exact[r.key] = at
+			d.byMsg[r.msgKey] = at
+		}
+		return list
+	}
+	d.exact[r.key] = len(list)
+	d.byMsg[r.msgKey] = len(list)
+	return append(list, r)
+}
+
+func better(c, e *Request) bool {
+	if c.sidechain != e.sidechain {
+		return e.sidechain
+	}
+	if ct, et := c.Usage.Total(), e.Usage.Total(); ct != et {
+		return ct > et
+	}
+	return c.speed && !e.speed
+}
+
+// Totals is recorded usage summed, with a breakdown by model.
+type Totals struct {
+	session.Usage
+	Requests int                      `json:"requests"`
+	ByModel  map[string]session.Usage `json:"by_model,omitempty"`
+	// LastActivity is the newest request time.
+	LastActivity time.Time `json:"last_activity,omitzero"`
+}
+
+// Add counts one request.
+func (t *Totals) Add(r *Request) {
+	t.Usage = t.Usage.Add(r.Usage)
+	t.Requests++
+	if r.Usage.Total() > 0 || r.Usage.Reasoning > 0 {
+		if t.ByModel == nil {
+			t.ByModel = map[string]session.Usage{}
+		}
+		m := r.Model
+		if m == "" {
+			m = "(unknown)"
+		}
+		t.ByModel[m] = t.ByModel[m].Add(r.Usage)
+	}
+	if r.Time > 0 {
+		if ts := time.UnixMilli(r.Time).UTC(); ts.After(t.LastActivity) {
+			t.LastActivity = ts
+		}
+	}
+}
+
+// Merge adds another Totals.
+func (t *Totals) Merge(o Totals) {
+	t.Usage = t.Usage.Add(o.Usage)
+	t.Requests += o.Requests
+	for m, u := range o.ByModel {
+		if t.ByModel == nil {
+			t.ByModel = map[string]session.Usage{}
+		}
+		t.ByModel[m] = t.ByModel[m].Add(u)
+	}
+	if o.LastActivity.After(t.LastActivity) {
+		t.LastActivity = o.LastActivity
+	}
+}
+
+// Models returns the model names of t, largest total first.
+func (t *Totals) Models() []string {
+	var ms []string
+	for m := range t.ByModel {
+		ms = append(ms, m)
+	}
+	sort.Slice(ms, func(i, j int) bool {
+		ti, tj := t.ByModel[ms[i]].Total(), t.ByModel[ms[j]].Total()
+		if ti != tj {
+			return ti > tj
+		}
+		return ms[i] < ms[j]
+	})
+	return ms
+}
+
+// parseRFC3339 returns a timestamp in Unix milliseconds.
+func parseRFC3339(s string) (int64, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return 0, err
+	}
+	return t.UnixMilli(), nil
+}
+
+// looksCorrupt is the cheap test applied to lines the fast path does not
+// decode: a non-blank line that does not start with '{' and end with '}',
+// or a torn last line that is not valid JSON. It misses damage inside a
+// well-bracketed line; the single-session view validates every line.
+func looksCorrupt(line []byte, torn bool) bool {
+	t := bytes.TrimSpace(line)
+	if len(t) == 0 {
+		return false
+	}
+	if t[0] != '{' || t[len(t)-1] != '}' {
+		return true
+	}
+	return torn && !validLine(line)
+}

@@ -1,0 +1,317 @@
+package tokens
+
+import (
+	"bytes"
+	"hash/fnv"
+	"io"
+	"time"
+
+	"github.com/sessctl/sessctl/pkg/session"
+)
+
+// Claude Code: message.usage on assistant lines; one response is written as
+// several lines that repeat its usage (claude-code.md §3–§4). Lines are
+// read with a byte prefilter ("usage") and a lexer that looks only at the
+// fields below; everything else in a line is skipped without decoding.
+
+type claudeUsageLine struct {
+	timestamp           string
+	tsSeen              bool
+	sidechain           bool
+	requestID, msgID    string
+	reqNull, reqSeen    bool
+	idSeen              bool
+	model               string
+	modelSeen           bool
+	sessionEmpty        bool
+	version             string
+	versionSeen         bool
+	hasMessage          bool
+	hasUsage            bool
+	in, out, cc, cr     int64
+	inK, outK, ccK, crK numKind
+	split               bool // cache_creation object present
+	m5, h1              int64
+	m5K, h1K            numKind
+	speed               string
+	speedSeen           bool
+}
+
+func scanClaude(r io.Reader, fu *FileUsage) error {
+	lr := newLineReader(r)
+	models := map[string]string{} // interned model names
+	var cl claudeUsageLine
+	for {
+		line, err := lr.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		fu.Lines++
+		if !bytes.Contains(line, []byte(`"usage"`)) {
+			if looksCorrupt(line, lr.torn) {
+				fu.Corrupt++
+			}
+			continue
+		}
+		claudeLine(line, lr.num, &cl, fu, models)
+	}
+	return nil
+}
+
+// validLine is a cheap check used only where a line's shape matters.
+func validLine(line []byte) bool {
+	l := lexer{b: line}
+	l.skip()
+	l.ws()
+	return !l.bad && l.i == len(l.b)
+}
+
+func claudeLine(line []byte, num int, cl *claudeUsageLine, fu *FileUsage, models map[string]string) {
+	*cl = claudeUsageLine{}
+	l := lexer{b: line}
+	ok := l.object(func(key []byte) {
+		switch string(key) {
+		case "timestamp":
+			if l.peek() == '"' {
+				cl.timestamp, cl.tsSeen = l.text(), true
+			}
+		case "isSidechain":
+			s, _ := l.literal()
+			cl.sidechain = s == "true"
+		case "requestId":
+			cl.reqSeen = true
+			if l.peek() == '"' {
+				cl.requestID = l.text()
+			} else {
+				cl.reqNull = true
+			}
+		case "sessionId":
+			if l.peek() == '"' {
+				raw, _ := l.str()
+				cl.sessionEmpty = len(raw) == 0
+			}
+		case "version":
+			if l.peek() == '"' {
+				cl.version, cl.versionSeen = l.text(), true
+			}
+		case "message":
+			cl.hasMessage = l.peek() == '{'
+			l.object(func(k []byte) {
+				switch string(k) {
+				case "id":
+					if l.peek() == '"' {
+						cl.msgID, cl.idSeen = l.text(), true
+					}
+				case "model":
+					if l.peek() == '"' {
+						cl.model, cl.modelSeen = l.text(), true
+					}
+				case "usage":
+					cl.hasUsage = l.peek() == '{'
+					cl.inK, cl.outK, cl.ccK, cl.crK, cl.m5K, cl.h1K = numMissing, numMissing, numMissing, numMissing, numMissing, numMissing
+					l.object(func(u []byte) {
+						switch string(u) {
+						case "input_tokens":
+							cl.in, cl.inK = l.number()
+						case "output_tokens":
+							cl.out, cl.outK = l.number()
+						case "cache_creation_input_tokens":
+							cl.cc, cl.ccK = l.number()
+						case "cache_read_input_tokens":
+							cl.cr, cl.crK = l.number()
+						case "cache_creation":
+							cl.split = l.peek() == '{'
+							l.object(func(s []byte) {
+								switch string(s) {
+								case "ephemeral_5m_input_tokens":
+									cl.m5, cl.m5K = l.number()
+								case "ephemeral_1h_input_tokens":
+									cl.h1, cl.h1K = l.number()
+								}
+							})
+						case "speed":
+							if l.peek() == '"' {
+								cl.speed, cl.speedSeen = l.text(), true
+							}
+						}
+					})
+				}
+			})
+		}
+	})
+	l.ws()
+	if !ok || l.bad || l.i != len(l.b) {
+		if len(bytes.TrimSpace(line)) > 0 {
+			fu.Corrupt++
+		}
+		if bytes.Contains(line, []byte(`"message"`)) {
+			fu.reject(num, "corrupt line (not valid JSON)")
+		}
+		return
+	}
+	if !cl.hasUsage {
+		return // "usage" somewhere else (toolUseResult, progress copies): not a request
+	}
+	fu.UsageLines++
+
+	// sessctl's rule: input and output must be non-negative integers, the
+	// cache fields may be absent or null (0), nothing absurdly large.
+	reason := ""
+	for _, f := range []struct {
+		name     string
+		v        int64
+		k        numKind
+		optional bool
+	}{
+		{"input_tokens", cl.in, cl.inK, false}, {"output_tokens", cl.out, cl.outK, false},
+		{"cache_creation_input_tokens", cl.cc, cl.ccK, true}, {"cache_read_input_tokens", cl.cr, cl.crK, true},
+		{"cache_creation.ephemeral_5m_input_tokens", cl.m5, cl.m5K, true},
+		{"cache_creation.ephemeral_1h_input_tokens", cl.h1, cl.h1K, true},
+	} {
+		switch {
+		case f.k == numOK && f.v > MaxRequestTokens:
+			reason = "usage." + f.name + " is absurdly large"
+		case f.k == numOK, f.optional && (f.k == numMissing || f.k == numNull):
+			continue
+		default:
+			reason = "usage." + f.name + " is " + f.k.String()
+		}
+		break
+	}
+	counted := reason == ""
+	ts, tsErr := time.Parse(time.RFC3339Nano, cl.timestamp)
+
+	// ccusage 20.0.24's rule (tokens.md §6), to report where it differs.
+	ccReason := ""
+	switch {
+	case !bytes.Contains(line, []byte(`"usage":{`)):
+		ccReason = "spaced JSON: no exact \"usage\":{ bytes"
+	case ccusageNullField(line):
+		ccReason = "a key it requires non-null is null"
+	case !cl.tsSeen || tsErr != nil:
+		ccReason = "missing or unparseable timestamp"
+	case cl.inK != numOK || cl.outK != numOK:
+		ccReason = "input_tokens/output_tokens not an unsigned integer"
+	case !okOrMissing(cl.ccK) || !okOrMissing(cl.crK) || (cl.split && (!okOrMissing(cl.m5K) || !okOrMissing(cl.h1K))):
+		ccReason = "cache field not an unsigned integer"
+	case cl.versionSeen && !semverPrefix(cl.version):
+		ccReason = "version is not digits.digits.digit"
+	case cl.sessionEmpty, cl.reqSeen && !cl.reqNull && cl.requestID == "",
+		cl.idSeen && cl.msgID == "", cl.modelSeen && cl.model == "":
+		ccReason = "an empty sessionId, requestId, message.id or model"
+	}
+	cc := ccReason == ""
+	if !counted {
+		fu.reject(num, reason)
+		if cc {
+			fu.CCUsageOnly++
+		}
+	} else if !cc {
+		fu.sessctlOnly(num, ccReason)
+	}
+	if !counted && !cc {
+		return
+	}
+
+	req := Request{Line: num, sidechain: cl.sidechain, speed: cl.speedSeen, counted: counted, ccusage: cc}
+	req.Usage = session.Usage{Input: cl.in, Output: cl.out, CacheRead: cl.cr, CacheCreation: cl.cc}
+	if cl.split {
+		req.Usage.CacheCreation = cl.m5 + cl.h1
+	}
+	if tsErr == nil {
+		req.Time = ts.UnixMilli()
+	}
+	model := cl.model
+	if model == "<synthetic>" {
+		model = ""
+	} else if model != "" && cl.speed == "fast" {
+		model += "-fast"
+	}
+	if m, ok := models[model]; ok {
+		req.Model = m
+	} else {
+		models[model] = model
+		req.Model = model
+	}
+	if cl.msgID != "" {
+		req.key = hashKey(cl.msgID, cl.requestID, cl.reqSeen && !cl.reqNull)
+		req.msgKey = hashKey(cl.msgID, "", false)
+	}
+	if counted && req.Time > fu.LastActivity {
+		fu.LastActivity = req.Time
+	}
+	fu.Requests = append(fu.Requests, req)
+}
+
+func okOrMissing(k numKind) bool { return k == numOK || k == numMissing }
+
+func hashKey(id, req string, hasReq bool) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(id))
+	if hasReq {
+		h.Write([]byte{0xff})
+		h.Write([]byte(req))
+	}
+	k := h.Sum64()
+	if k == 0 {
+		k = 1
+	}
+	return k
+}
+
+// ccusageNullField reproduces ccusage's byte-level rejection of lines in
+// which certain keys are literally null, wherever they occur in the line.
+func ccusageNullField(line []byte) bool {
+	off := 0
+	for {
+		k := bytes.Index(line[off:], []byte(":null"))
+		if k < 0 {
+			return false
+		}
+		at := off + k
+		end := at - 1
+		if end >= 0 && line[end] != '"' {
+			for end > 0 && line[end] != '"' {
+				end--
+			}
+		}
+		if end >= 0 && line[end] == '"' {
+			start := end - 1
+			for start > 0 && line[start] != '"' {
+				start--
+			}
+			if start >= 0 && line[start] == '"' {
+				switch string(line[start+1 : end]) {
+				case "id", "cwd", "model", "speed", "costUSD", "version", "sessionId", "requestId",
+					"isApiErrorMessage", "cache_read_input_tokens", "cache_creation_input_tokens":
+					return true
+				}
+			}
+		}
+		off = at + len(":null")
+	}
+}
+
+// semverPrefix: digits '.' digits '.' digit.
+func semverPrefix(v string) bool {
+	i := 0
+	digits := func() bool {
+		s := i
+		for i < len(v) && v[i] >= '0' && v[i] <= '9' {
+			i++
+		}
+		return i > s
+	}
+	if !digits() || i >= len(v) || v[i] != '.' {
+		return false
+	}
+	i++
+	if !digits() || i >= len(v) || v[i] != '.' {
+		return false
+	}
+	i++
+	return i < len(v) && v[i] >= '0' && v[i] <= '9'
+}

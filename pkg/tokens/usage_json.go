@@ -1,0 +1,298 @@
+package tokens
+
+import "bytes"
+
+// lexer is a minimal JSON reader for the few fields recorded-usage
+// accounting needs. It walks one line without building values: strings are
+// skipped with bytes.IndexByte, so a line with a large tool output costs
+// little more than finding its quotes. It is not a validator; callers that
+// need to know that a line is valid JSON check that separately.
+type lexer struct {
+	b   []byte
+	i   int
+	bad bool
+}
+
+func (l *lexer) ws() {
+	for l.i < len(l.b) {
+		switch l.b[l.i] {
+		case ' ', '\t', '\n', '\r':
+			l.i++
+		default:
+			return
+		}
+	}
+}
+
+func (l *lexer) fail() { l.bad = true; l.i = len(l.b) }
+
+// peek returns the next non-space byte, or 0 at the end.
+func (l *lexer) peek() byte {
+	l.ws()
+	if l.i >= len(l.b) {
+		return 0
+	}
+	return l.b[l.i]
+}
+
+// str reads a string and returns its raw bytes (escapes left as they are)
+// and whether it held any backslash.
+func (l *lexer) str() (raw []byte, escaped bool) {
+	if l.peek() != '"' {
+		l.fail()
+		return nil, false
+	}
+	start := l.i + 1
+	j := start
+	for {
+		k := bytes.IndexByte(l.b[j:], '"')
+		if k < 0 {
+			l.fail()
+			return nil, false
+		}
+		end := j + k
+		// count the backslashes before the quote
+		n := 0
+		for p := end - 1; p >= start && l.b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			l.i = end + 1
+			raw = l.b[start:end]
+			return raw, bytes.IndexByte(raw, '\\') >= 0
+		}
+		j = end + 1
+	}
+}
+
+// text reads a string value as Go text (escapes decoded only when present).
+func (l *lexer) text() string {
+	raw, esc := l.str()
+	if !esc {
+		return string(raw)
+	}
+	return unescapeJSON(raw)
+}
+
+// skip skips one value of any kind.
+func (l *lexer) skip() {
+	depth := 0
+	for {
+		c := l.peek()
+		switch c {
+		case 0:
+			l.fail()
+			return
+		case '"':
+			l.str()
+		case '{', '[':
+			depth++
+			l.i++
+			continue
+		case '}', ']':
+			depth--
+			l.i++
+		case ',', ':':
+			if depth == 0 {
+				l.fail()
+				return
+			}
+			l.i++
+			continue
+		default:
+			// a number or literal: up to the next delimiter
+			for l.i < len(l.b) {
+				switch l.b[l.i] {
+				case ',', '}', ']', ' ', '\t', '\n', '\r', ':':
+					goto done
+				}
+				l.i++
+			}
+		done:
+		}
+		if l.bad {
+			return
+		}
+		if depth <= 0 {
+			if depth < 0 {
+				l.fail()
+			}
+			return
+		}
+	}
+}
+
+// object calls fn for every key of an object; fn must consume the value
+// (by reading it or calling skip). It returns false if the value is not an
+// object or is malformed.
+func (l *lexer) object(fn func(key []byte)) bool {
+	if l.peek() != '{' {
+		return false
+	}
+	l.i++
+	if l.peek() == '}' {
+		l.i++
+		return true
+	}
+	for !l.bad {
+		key, _ := l.str()
+		if l.peek() != ':' {
+			l.fail()
+			return false
+		}
+		l.i++
+		at := l.i
+		fn(key)
+		if l.i == at && !l.bad { // fn did not consume the value
+			l.skip()
+		}
+		switch l.peek() {
+		case ',':
+			l.i++
+		case '}':
+			l.i++
+			return true
+		default:
+			l.fail()
+		}
+	}
+	return false
+}
+
+// literal reads null, true or false; ok is false for anything else.
+func (l *lexer) literal() (s string, ok bool) {
+	l.ws()
+	for _, lit := range [...]string{"null", "true", "false"} {
+		if bytes.HasPrefix(l.b[l.i:], []byte(lit)) {
+			l.i += len(lit)
+			return lit, true
+		}
+	}
+	return "", false
+}
+
+// numKind says what a usage field held.
+type numKind uint8
+
+const (
+	numOK       numKind = iota // a non-negative integer
+	numMissing                 // field absent
+	numNull                    // null
+	numNegative                // a negative number
+	numFraction                // a number with a fraction or exponent
+	numString                  // a string (numeric or not)
+	numTooLarge                // an integer too large for int64
+	numOther                   // true, false, an object or an array
+)
+
+var numKindNames = [...]string{
+	numOK: "ok", numMissing: "missing", numNull: "null", numNegative: "negative",
+	numFraction: "not an integer", numString: "a string", numTooLarge: "too large", numOther: "not a number",
+}
+
+func (k numKind) String() string { return numKindNames[k] }
+
+// number reads a value that should be a non-negative integer.
+func (l *lexer) number() (int64, numKind) {
+	c := l.peek()
+	switch {
+	case c == '"':
+		l.str()
+		return 0, numString
+	case c == 'n':
+		l.literal()
+		return 0, numNull
+	case c == '-' || (c >= '0' && c <= '9'):
+	default:
+		l.skip()
+		return 0, numOther
+	}
+	start := l.i
+	for l.i < len(l.b) {
+		switch c := l.b[l.i]; {
+		case c >= '0' && c <= '9', c == '-', c == '+', c == '.', c == 'e', c == 'E':
+			l.i++
+			continue
+		}
+		break
+	}
+	tok := l.b[start:l.i]
+	if tok[0] == '-' {
+		if len(tok) == 2 && tok[1] == '0' {
+			return 0, numOK
+		}
+		return 0, numNegative
+	}
+	var v int64
+	for _, d := range tok {
+		if d < '0' || d > '9' {
+			return 0, numFraction
+		}
+		if v > (1<<63-1-9)/10 {
+			return 0, numTooLarge
+		}
+		v = v*10 + int64(d-'0')
+	}
+	return v, numOK
+}
+
+// unescapeJSON decodes the escapes of a JSON string body. Invalid escapes
+// are kept as they are.
+func unescapeJSON(raw []byte) string {
+	var b []byte
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c != '\\' || i+1 >= len(raw) {
+			b = append(b, c)
+			continue
+		}
+		i++
+		switch raw[i] {
+		case 'n':
+			b = append(b, '\n')
+		case 't':
+			b = append(b, '\t')
+		case 'r':
+			b = append(b, '\r')
+		case 'b':
+			b = append(b, '\b')
+		case 'f':
+			b = append(b, '\f')
+		case 'u':
+			if i+4 < len(raw) {
+				var r rune
+				ok := true
+				for _, h := range raw[i+1 : i+5] {
+					r <<= 4
+					switch {
+					case h >= '0' && h <= '9':
+						r |= rune(h - '0')
+					case h >= 'a' && h <= 'f':
+						r |= rune(h-'a') + 10
+					case h >= 'A' && h <= 'F':
+						r |= rune(h-'A') + 10
+					default:
+						ok = false
+					}
+				}
+				if ok {
+					// surrogate pairs
+					if r >= 0xD800 && r < 0xDC00 && i+10 < len(raw) && raw[i+5] == '\\' && raw[i+6] == 'u' {
+						lo := unescapeJSON(raw[i+5 : i+11])
+						if lr := []rune(lo); len(lr) == 1 && lr[0] >= 0xDC00 && lr[0] < 0xE000 {
+							r = (r-0xD800)<<10 + (lr[0] - 0xDC00) + 0x10000
+							i += 6
+						}
+					}
+					b = append(b, string(r)...)
+					i += 4
+					continue
+				}
+			}
+			b = append(b, '\\', 'u')
+		default:
+			b = append(b, raw[i])
+		}
+	}
+	return string(b)
+}
