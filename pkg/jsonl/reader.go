@@ -175,6 +175,13 @@ func NewReader(r io.Reader) *Reader {
 	return &Reader{br: bufio.NewReaderSize(r, 64<<10)}
 }
 
+// NewReaderSize returns a Reader with a buffer of size bytes (at least 16);
+// for small files, a buffer the size of the file saves allocation. Lines
+// longer than the buffer are still read whole.
+func NewReaderSize(r io.Reader, size int) *Reader {
+	return &Reader{br: bufio.NewReaderSize(r, size)}
+}
+
 // Offset is the number of bytes consumed so far.
 func (r *Reader) Offset() int64 { return r.offset }
 

@@ -3,7 +3,6 @@ package session
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -351,5 +350,3 @@ func ShortID(id string) string {
 	}
 	return id
 }
-
-func errorf(format string, a ...any) error { return fmt.Errorf(format, a...) }

@@ -49,7 +49,10 @@ func Summarize(s *Session) (Summary, error) {
 			sum.Corrupt++
 			return
 		}
-		need := first == "" || sum.CWD == "" || sum.Started.IsZero()
+		// decode only what can still tell something: lines until the first
+		// prompt, the head for the working directory and start time, and
+		// Claude's title records
+		need := first == "" || (l.Num <= headLines && (sum.CWD == "" || sum.Started.IsZero()))
 		if !need && s.Agent == Claude {
 			need = bytes.Contains(l.Raw, []byte("-title")) || bytes.Contains(l.Raw, []byte(`"summary"`))
 		}
@@ -105,13 +108,33 @@ func Summarize(s *Session) (Summary, error) {
 	return sum, nil
 }
 
+// headLines is how far Summarize looks for a working directory and a start
+// time.
+const headLines = 50
+
+// scanFile calls fn for every line of a file, with a read buffer no larger
+// than the file (ls opens thousands of small files).
 func scanFile(path string, fn func(*jsonl.Line)) error {
 	fh, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer fh.Close()
-	return jsonl.Scan(fh, func(l *jsonl.Line) error { fn(l); return nil })
+	size := 64 << 10
+	if fi, err := fh.Stat(); err == nil && fi.Size() < int64(size) {
+		size = int(fi.Size()) + 16
+	}
+	r := jsonl.NewReaderSize(fh, size)
+	for {
+		l, err := r.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		fn(l)
+	}
 }
 
 func firstPrompt(path string, f Format) string {

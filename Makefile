@@ -1,0 +1,63 @@
+# sessctl — see README.md. `make test` is what CI runs.
+GO       ?= go
+BIN      ?= bin/sessctl
+PREFIX   ?= $(HOME)/.local
+FUZZTIME ?= 30s
+COMMIT   := $(shell git rev-parse --short=12 HEAD 2>/dev/null)
+LDFLAGS  := -s -w -X main.buildCommit=$(COMMIT)
+
+.PHONY: all build install test lint fmt-check vet staticcheck unit bench fuzz e2e compare-ccusage clean
+
+all: build
+
+build:
+	$(GO) build -trimpath -buildvcs=auto -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/sessctl
+
+install:
+	mkdir -p $(PREFIX)/bin
+	$(GO) build -trimpath -buildvcs=auto -ldflags '$(LDFLAGS)' -o $(PREFIX)/bin/sessctl ./cmd/sessctl
+
+# test = lint + the whole unit and CLI suite under the race detector
+test: lint unit
+
+lint: fmt-check vet staticcheck
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+staticcheck:
+	$(GO) tool staticcheck ./...
+
+unit:
+	$(GO) test -race -count=1 ./...
+
+# benchmarks: Go benchmarks for the reader and ls, plus the bench scripts of
+# the tokenizer and stats when present
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 3x ./pkg/jsonl/ ./cmd/sessctl/ ./pkg/cleanup/ 2>/dev/null | grep -E '^(Benchmark|ok|PASS)' || true
+	@for s in scripts/bench-tokens.sh scripts/bench-stats.sh; do \
+		if [ -x $$s ]; then echo "== $$s"; $$s || exit 1; fi; \
+	done
+
+# every fuzz target, FUZZTIME each (make fuzz FUZZTIME=5m)
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+		for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+			echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+		done; \
+	done
+
+# real Claude Code and Codex binaries against the fake model server
+e2e:
+	scripts/e2e.sh
+
+# ccusage and sessctl must agree on recorded usage
+compare-ccusage:
+	scripts/compare-ccusage.sh
+
+clean:
+	rm -rf bin
