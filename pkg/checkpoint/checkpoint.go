@@ -70,14 +70,14 @@ func List(r io.Reader, agent session.Agent) (*Listing, error) {
 	}
 	l := &Listing{Ordinal: -1}
 	var (
-		pending    []int // points waiting for a preview
-		seen       []int // records seen when each point was recorded
-		tokens     int64 = -1
-		runStart   int64 = -1 // Claude: first of the queue-operation/snapshot lines just before a prompt
-		toolStart  int64 = -1 // Claude: first of the trailing assistant tool_use lines
-		turnStart  int64 = -1 // Codex: the task_started event of the coming turn
-		live       []int      // Codex: indexes of turns not rolled back
-		nonBlank   int
+		pending   []int // points waiting for a preview
+		seen      []int // records seen when each point was recorded
+		tokens    int64 = -1
+		runStart  int64 = -1 // Claude: first of the queue-operation/snapshot lines just before a prompt
+		toolStart int64 = -1 // Claude: first of the trailing assistant tool_use lines
+		turnStart int64 = -1 // Codex: the task_started event of the coming turn
+		live      []int      // Codex: indexes of turns not rolled back
+		nonBlank  int
 	)
 	addPoint := func(p Point) {
 		p.Tokens = tokens
