@@ -206,7 +206,7 @@ type discoverer struct {
 	root     Root
 	kimiDirs map[string]string            // md5 hash -> work dir, from the root's kimi.json
 	kimiJSON map[string]map[string]string // share dir -> its kimi.json mapping
-	seen     map[string]bool   // main paths already taken
+	seen     map[string]bool              // main paths already taken
 	flat     []flatAgent
 }
 
