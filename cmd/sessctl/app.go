@@ -84,6 +84,7 @@ func commands(env *appEnv) []*cli.Command {
 		lsCommand(env),
 		checkCommand(env),
 		statsCommand(env),
+		checkpointsCommand(env), revertCommand(env), rotationsCommand(env), restoreCommand(env), pruneRotationsCommand(env),
 		// more commands: add one line each
 	}
 }

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/sessctl/sessctl/pkg/checkpoint"
+	"github.com/sessctl/sessctl/pkg/session"
+	"github.com/urfave/cli/v2"
+)
+
+type checkpointsOptions struct {
+	session string
+	json    bool
+	color   bool
+}
+
+func checkpointsCommand(env *appEnv) *cli.Command {
+	return &cli.Command{
+		Name:      "checkpoints",
+		Usage:     "list the points a session can be reverted to (Kimi checkpoints, user turns elsewhere)",
+		ArgsUsage: "SESSION",
+		Description: "SESSION is a session file, a Kimi session directory, or a session id (prefix).\n" +
+			"Kimi: every _checkpoint record of the current context.jsonl. Claude Code, Codex,\n" +
+			"clawdcode: every real user prompt, numbered from 0. Rotated files are listed by\n" +
+			"`sessctl rotations`. Use a number with `sessctl revert --checkpoint N`.",
+		Flags: []cli.Flag{rootFlag(), jsonFlag(), noColorFlag()},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usageErrorf("checkpoints needs exactly one SESSION").withHint("sessctl ls lists the sessions")
+			}
+			s, err := resolveSession(env, c, c.Args().First())
+			if err != nil {
+				return err
+			}
+			return runCheckpoints(env, s, checkpointsOptions{session: c.Args().First(), json: c.Bool("json"),
+				color: useColor(env.stdout, env, c.Bool("no-color"))})
+		},
+	}
+}
+
+// checkpointsOutput is checkpoints --json.
+type checkpointsOutput struct {
+	Session string             `json:"session"`
+	Agent   session.Agent      `json:"agent"`
+	Kind    string             `json:"kind"` // "checkpoint" (Kimi) or "turn"
+	Records int                `json:"records"`
+	Points  []checkpoint.Point `json:"points"`
+}
+
+func runCheckpoints(env *appEnv, s *session.Session, opt checkpointsOptions) error {
+	f, err := os.Open(s.Main)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	l, err := checkpoint.List(f, s.Agent)
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.Main, err)
+	}
+	out := checkpointsOutput{Session: s.Main, Agent: s.Agent, Kind: "turn", Records: l.Records, Points: l.Points}
+	if s.Agent == session.Kimi {
+		out.Kind = "checkpoint"
+	}
+	if out.Points == nil {
+		out.Points = []checkpoint.Point{}
+	}
+	if opt.json {
+		return writeJSON(env.stdout, out)
+	}
+	col := colorer{on: opt.color}
+	if len(l.Points) == 0 {
+		fmt.Fprintf(env.stdout, "%s: no %ss (%d records)\n", s.Main, out.Kind, l.Records)
+		return nil
+	}
+	tw := trimWriter(env.stdout)
+	head := "TURN"
+	if out.Kind == "checkpoint" {
+		head = "CHECKPOINT"
+	}
+	t := newTable(tw, head, "LINE", "TOKENS", "FOLLOWING", "PREVIEW")
+	for _, p := range l.Points {
+		n := strconv.Itoa(p.N)
+		if p.RolledBack {
+			n = col.dim("(rolled back)")
+		}
+		tok := "-"
+		if p.Tokens >= 0 {
+			tok = strconv.FormatInt(p.Tokens, 10)
+		}
+		t.Append([]string{n, strconv.Itoa(p.Line), tok, strconv.Itoa(p.Following), ellipsis(p.Preview, 60)})
+	}
+	t.Render()
+	flushTable(tw)
+	return nil
+}

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/sessctl/sessctl/pkg/rotation"
+	"github.com/sessctl/sessctl/pkg/safety"
+	"github.com/sessctl/sessctl/pkg/session"
+	"github.com/urfave/cli/v2"
+)
+
+type pruneOptions struct {
+	keep   int
+	agent  session.Agent
+	dryRun bool
+	json   bool
+}
+
+func pruneRotationsCommand(env *appEnv) *cli.Command {
+	return &cli.Command{
+		Name:      "prune-rotations",
+		Usage:     "delete all but the newest N rotations of each session file",
+		ArgsUsage: "[SESSION...]",
+		Description: "Without SESSION, every session under --root (or the agents' default stores) is\n" +
+			"pruned. Rotations are the only copies of what a revert or compaction removed:\n" +
+			"run with --dry-run first.",
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "keep", Required: true, Usage: "keep the newest `N` rotations of each file"},
+			dryRunFlag(), rootFlag(), agentFlag(), jsonFlag(),
+		},
+		Action: func(c *cli.Context) error {
+			opt := pruneOptions{keep: c.Int("keep"), dryRun: c.Bool("dry-run"), json: c.Bool("json")}
+			if opt.keep < 0 {
+				return usageErrorf("--keep must be 0 or more")
+			}
+			if a := c.String("agent"); a != "" {
+				ag, ok := session.ParseAgent(a)
+				if !ok {
+					return usageErrorf("unknown agent %q", a).withHint("agents are kimi, claude, codex and clawdcode")
+				}
+				opt.agent = ag
+			}
+			var ss []*session.Session
+			if c.NArg() == 0 {
+				res := discoverScope(env, c.StringSlice("root"), nil)
+				ss = res.Sessions
+			}
+			for _, arg := range c.Args().Slice() {
+				s, err := resolveSession(env, c, arg)
+				if err != nil {
+					return err
+				}
+				ss = append(ss, s)
+			}
+			return runPrune(env, ss, opt)
+		},
+	}
+}
+
+// pruneOutput is prune-rotations --json.
+type pruneOutput struct {
+	DryRun  bool                `json:"dry_run"`
+	Deleted []rotation.Rotation `json:"deleted"`
+	Kept    int                 `json:"kept"`
+	Freed   int64               `json:"freed_bytes"`
+	Errors  []string            `json:"errors"`
+}
+
+func runPrune(env *appEnv, ss []*session.Session, opt pruneOptions) error {
+	out := pruneOutput{DryRun: opt.dryRun, Deleted: []rotation.Rotation{}, Errors: []string{}}
+	var firstErr error
+	fail := func(err error) {
+		out.Errors = append(out.Errors, err.Error())
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	for _, s := range ss {
+		if opt.agent != "" && s.Agent != opt.agent {
+			continue
+		}
+		rs, err := rotation.List(s.Main, s.Agent)
+		if err != nil {
+			fail(fmt.Errorf("%s: %w", s.Main, err))
+			continue
+		}
+		if len(rs) <= opt.keep {
+			out.Kept += len(rs)
+			continue
+		}
+		old := rs[:len(rs)-opt.keep]
+		out.Kept += opt.keep
+		if opt.dryRun {
+			for _, r := range old {
+				out.Deleted = append(out.Deleted, r)
+				out.Freed += r.Size
+			}
+			continue
+		}
+		// the session's lock: no revert or restore may reserve a name meanwhile
+		lock, err := safety.LockFile(s.Main)
+		if err != nil {
+			fail(err)
+			continue
+		}
+		for _, r := range old {
+			if err := os.Remove(r.Path); err != nil {
+				fail(err)
+				continue
+			}
+			out.Deleted = append(out.Deleted, r)
+			out.Freed += r.Size
+		}
+		lock.Unlock()
+	}
+	if opt.json {
+		if err := writeJSON(env.stdout, out); err != nil {
+			return err
+		}
+		return firstErr
+	}
+	verb := "deleted"
+	if opt.dryRun {
+		verb = "would delete"
+	}
+	for _, r := range out.Deleted {
+		fmt.Fprintf(env.stdout, "%s %s (%s)\n", verb, r.Path, humanBytes(r.Size))
+	}
+	fmt.Fprintf(env.stdout, "%s %d rotations (%s), kept %d\n", verb, len(out.Deleted), humanBytes(out.Freed), out.Kept)
+	return firstErr
+}

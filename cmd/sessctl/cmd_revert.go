@@ -1,0 +1,245 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/sessctl/sessctl/pkg/checkpoint"
+	"github.com/sessctl/sessctl/pkg/rewrite"
+	"github.com/sessctl/sessctl/pkg/rotation"
+	"github.com/sessctl/sessctl/pkg/session"
+	"github.com/urfave/cli/v2"
+)
+
+type revertOptions struct {
+	n         int
+	mechanism checkpoint.Mechanism
+	dryRun    bool
+	force     bool
+	json      bool
+	color     bool
+	fault     func(step string) error // tests only: rewrite.Options.Fault
+}
+
+func forceFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "force", Usage: "rewrite even a live session (changed in the last seconds or open for writing); the lock and the changed-under-us checks still apply"}
+}
+
+func dryRunFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print what would change and change nothing"}
+}
+
+func revertCommand(env *appEnv) *cli.Command {
+	return &cli.Command{
+		Name:      "revert",
+		Usage:     "revert a session to just before a checkpoint (Kimi) or user turn (other agents)",
+		ArgsUsage: "SESSION",
+		Description: "Kimi: exactly kimi-cli's own revert_to(N). Claude Code, clawdcode: the file is cut\n" +
+			"before user turn N. Codex: a thread_rolled_back record is appended (the client's own\n" +
+			"rollback), or the file is cut when a compaction follows turn N. The original is\n" +
+			"always kept as the next rotation first (see `sessctl rotations`).",
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "checkpoint", Aliases: []string{"c"}, Required: true, Usage: "revert to before checkpoint or turn `N` (see `sessctl checkpoints`)"},
+			&cli.StringFlag{Name: "mechanism", Value: "auto", Usage: "`HOW` to write a non-Kimi revert: auto, truncate, rollback (Codex only)"},
+			dryRunFlag(), forceFlag(), rootFlag(), jsonFlag(), noColorFlag(),
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usageErrorf("revert needs exactly one SESSION").withHint("sessctl revert --checkpoint N SESSION")
+			}
+			mech, err := checkpoint.ParseMechanism(c.String("mechanism"))
+			if err != nil {
+				return usageErrorf("%v", err)
+			}
+			if c.Int("checkpoint") < 0 {
+				return usageErrorf("--checkpoint must be 0 or more")
+			}
+			s, err := resolveSession(env, c, c.Args().First())
+			if err != nil {
+				return err
+			}
+			return runRevert(env, s, revertOptions{n: c.Int("checkpoint"), mechanism: mech, dryRun: c.Bool("dry-run"),
+				force: c.Bool("force"), json: c.Bool("json"), color: useColor(env.stdout, env, c.Bool("no-color"))})
+		},
+	}
+}
+
+// revertOutput is revert --json.
+type revertOutput struct {
+	Session  string             `json:"session"`
+	DryRun   bool               `json:"dry_run"`
+	Plan     *checkpoint.Plan   `json:"plan"`
+	Rotation *rotation.Rotation `json:"rotation"` // where the original is kept (nil on --dry-run)
+	// NextRotation is the name the rotation would get (--dry-run).
+	NextRotation string `json:"next_rotation,omitempty"`
+	OldSize      int64  `json:"old_size"`
+	NewSize      int64  `json:"new_size"`
+	// CorruptLeftBehind counts the lines before the cut that the new file
+	// does not carry (Kimi drops blank, malformed and invalid lines).
+	CorruptLeftBehind int      `json:"corrupt_left_behind"`
+	Warnings          []string `json:"warnings"`
+}
+
+func runRevert(env *appEnv, s *session.Session, opt revertOptions) error {
+	path := s.Main
+	out := revertOutput{Session: path, DryRun: opt.dryRun, Warnings: []string{}}
+	plan := func() error {
+		p, err := checkpoint.PlanRevert(path, s.Agent, opt.n, opt.mechanism)
+		if err != nil {
+			if errors.Is(err, checkpoint.ErrNoCheckpoint) {
+				return usageErrorf("%s: %v", path, err).withHint("sessctl checkpoints %s lists them", shellQuote(path))
+			}
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if p.Mechanism == checkpoint.Truncate && p.Cut == 0 && p.KeptAfterCut == 0 {
+			return usageErrorf("%s: reverting to before turn %d would leave an empty session", path, opt.n).
+				withHint("pick a later turn; to drop the whole session, delete it")
+		}
+		out.Plan = p
+		if p.Kimi != nil {
+			out.CorruptLeftBehind = p.Kimi.Dropped + p.Kimi.Blank
+		}
+		if p.Agent == session.Codex && p.Mechanism == checkpoint.Truncate {
+			out.Warnings = append(out.Warnings, "codex keeps a projection of the rollout in thread_history_1.sqlite by byte offset; "+
+				"after a cut, codex's thread list may be stale until that thread's rows are rebuilt (the model context is read from the file)")
+		}
+		return nil
+	}
+	if opt.dryRun {
+		if err := plan(); err != nil {
+			return err
+		}
+		if n, err := rotation.Next(path, s.Agent); err == nil {
+			out.NextRotation = rotation.NameFor(path, s.Agent, n)
+		}
+		out.OldSize = fileSize(path)
+		out.NewSize = predictedSize(out.Plan, out.OldSize)
+		return renderRevert(env, out, opt)
+	}
+	tx, err := rewrite.Begin(path, s.Agent, rewrite.Options{Force: opt.force, Now: env.now, Fault: opt.fault})
+	if err != nil {
+		return err
+	}
+	defer tx.Close()
+	if err := plan(); err != nil { // under the lock, on the file Begin checked
+		return err
+	}
+	res, err := tx.Replace(func(orig io.Reader, dst io.Writer) error {
+		return out.Plan.Write(orig, dst, env.now())
+	})
+	if err != nil {
+		if res != nil && res.Rotation != nil {
+			return fmt.Errorf("%s: %w (nothing was replaced; an extra copy of the original is in %s)", path, err, res.Rotation.Path)
+		}
+		return fmt.Errorf("%s: %w (nothing was changed)", path, err)
+	}
+	out.Rotation = res.Rotation
+	out.OldSize, out.NewSize = res.OldSize, res.NewSize
+	return renderRevert(env, out, opt)
+}
+
+func predictedSize(p *checkpoint.Plan, old int64) int64 {
+	switch p.Mechanism {
+	case checkpoint.KimiRevertTo:
+		return p.Kimi.KeptBytes
+	case checkpoint.Rollback:
+		return old + int64(len(checkpoint.RollbackLine(timeZero, p.Ordinal+1, p.RollbackTurns))) + 1
+	}
+	return old - p.RemovedBytes
+}
+
+func renderRevert(env *appEnv, out revertOutput, opt revertOptions) error {
+	for _, w := range out.Warnings {
+		fmt.Fprintf(env.stderr, "sessctl: warning: %s\n", w)
+	}
+	if opt.json {
+		return writeJSON(env.stdout, out)
+	}
+	col := colorer{on: opt.color}
+	p := out.Plan
+	w := env.stdout
+	name := filepath.Base(out.Session)
+	what := "turn"
+	if p.Agent == session.Kimi {
+		what = "checkpoint"
+	}
+	if out.DryRun {
+		// as `git diff --stat` would show it
+		switch p.Mechanism {
+		case checkpoint.Rollback:
+			fmt.Fprintf(w, " %s | 1 %s\n", name, col.green("+"))
+			fmt.Fprintf(w, " 1 file changed, 1 insertion(+), 0 deletions(-)\n")
+		default:
+			fmt.Fprintf(w, " %s | %d %s\n", name, p.RemovedRecords, col.red(strings.Repeat("-", min(p.RemovedRecords, 50))))
+			fmt.Fprintf(w, " 1 file changed, 0 insertions(+), %d deletions(-)\n", p.RemovedRecords)
+		}
+	}
+	verb := "reverted"
+	if out.DryRun {
+		verb = "would revert"
+	}
+	fmt.Fprintf(w, "%s %s to before %s %d (%s)\n", verb, out.Session, what, p.N, mechanismText(p.Mechanism))
+	if p.Point.Preview != "" {
+		fmt.Fprintf(w, "  %s %d began with: %s\n", what, p.N, ellipsis(p.Point.Preview, 70))
+	}
+	switch p.Mechanism {
+	case checkpoint.Rollback:
+		fmt.Fprintf(w, "  the model no longer sees %d turns: %d records, %s, ~%d tokens (they stay in the file)\n",
+			p.RollbackTurns, p.RemovedRecords, humanBytes(p.RemovedBytes), p.RemovedTokens)
+	default:
+		fmt.Fprintf(w, "  removed %d records from line %d on: %s, ~%d tokens\n", p.RemovedRecords, lineOf(p), humanBytes(p.RemovedBytes), p.RemovedTokens)
+	}
+	if p.KeptAfterCut > 0 {
+		fmt.Fprintf(w, "  kept %d session-name records from after the cut\n", p.KeptAfterCut)
+	}
+	if p.Kimi != nil {
+		fmt.Fprintf(w, "  kept %d records; context tokens at the checkpoint: %s\n", p.Kimi.Kept, tokensText(p.Kimi.Tokens))
+	}
+	rot := ""
+	if out.Rotation != nil {
+		rot = out.Rotation.Path
+		fmt.Fprintf(w, "  original kept as %s\n", rot)
+	} else if out.NextRotation != "" {
+		rot = out.NextRotation
+		fmt.Fprintf(w, "  the original would be kept as %s\n", rot)
+	}
+	if out.CorruptLeftBehind > 0 {
+		fmt.Fprintf(w, "  %s\n", col.yellow(fmt.Sprintf("%d blank or corrupt lines before the checkpoint are not carried over (kimi-cli drops them too); they stay in %s",
+			out.CorruptLeftBehind, filepath.Base(rot))))
+	}
+	return nil
+}
+
+func lineOf(p *checkpoint.Plan) int {
+	if p.Mechanism == checkpoint.KimiRevertTo {
+		return p.Kimi.CutLine
+	}
+	return p.Point.Line
+}
+
+func mechanismText(m checkpoint.Mechanism) string {
+	switch m {
+	case checkpoint.KimiRevertTo:
+		return "kimi-cli revert_to"
+	case checkpoint.Rollback:
+		return "codex thread_rolled_back appended"
+	}
+	return "file cut"
+}
+
+func tokensText(n int64) string {
+	if n < 0 {
+		return "unknown"
+	}
+	return fmt.Sprintf("%d", n)
+}
+
+func shellQuote(s string) string {
+	if strings.ContainsAny(s, " '\"$\\`") {
+		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	}
+	return s
+}
