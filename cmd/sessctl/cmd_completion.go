@@ -1,0 +1,48 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+)
+
+// The completion scripts ask sessctl itself for candidates: urfave/cli
+// answers a command line that ends in --generate-bash-completion with the
+// commands or flags that fit.
+const bashCompletion = `# sessctl completion for bash: eval "$(sessctl completion bash)"
+_sessctl_complete() {
+  local cur="${COMP_WORDS[COMP_CWORD]}" opts
+  if [[ "$cur" == -* ]]; then
+    opts=$("${COMP_WORDS[@]:0:$COMP_CWORD}" "$cur" --generate-bash-completion 2>/dev/null)
+  else
+    opts=$("${COMP_WORDS[@]:0:$COMP_CWORD}" --generate-bash-completion 2>/dev/null)
+  fi
+  COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+}
+complete -o bashdefault -o default -F _sessctl_complete sessctl
+`
+
+const zshCompletion = `# sessctl completion for zsh: eval "$(sessctl completion zsh)"
+autoload -U +X bashcompinit && bashcompinit
+` + bashCompletion
+
+func completionCommand(env *appEnv) *cli.Command {
+	return &cli.Command{
+		Name:      "completion",
+		Usage:     "print a shell completion script (bash or zsh)",
+		ArgsUsage: "bash|zsh",
+		Description: "Load it in your shell's startup file, for example:\n" +
+			`  echo 'eval "$(sessctl completion bash)"' >> ~/.bashrc`,
+		Action: func(c *cli.Context) error {
+			switch c.Args().First() {
+			case "bash":
+				fmt.Fprint(env.stdout, bashCompletion)
+			case "zsh":
+				fmt.Fprint(env.stdout, zshCompletion)
+			default:
+				return usageErrorf("completion needs a shell: bash or zsh")
+			}
+			return nil
+		},
+	}
+}
