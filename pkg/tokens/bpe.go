@@ -24,10 +24,10 @@ type scratch struct {
 	// emptied when it reaches maxCached entries.
 	counts map[string]int32
 	parts  []part
-	next  []int32
-	prev  []int32
-	rank  []uint32
-	heap  []uint64
+	next   []int32
+	prev   []int32
+	rank   []uint32
+	heap   []uint64
 }
 
 func (v *vocab) rankOf(b string) uint32 {
