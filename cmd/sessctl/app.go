@@ -83,6 +83,8 @@ func commands(env *appEnv) []*cli.Command {
 	return []*cli.Command{
 		lsCommand(env),
 		checkCommand(env),
+		compactCommand(env),
+		completionCommand(env),
 		statsCommand(env),
 		checkpointsCommand(env), revertCommand(env), rotationsCommand(env), restoreCommand(env), pruneRotationsCommand(env),
 		// more commands: add one line each

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/sessctl/sessctl/pkg/compact"
+	"github.com/urfave/cli/v2"
+)
+
+type compactOptions struct {
+	session string
+	opt     compact.Options
+	json    bool
+	color   bool
+}
+
+func compactCommand(env *appEnv) *cli.Command {
+	return &cli.Command{
+		Name:      "compact",
+		Usage:     "shrink a session offline: summarise the older messages, keep the recent ones",
+		ArgsUsage: "SESSION",
+		Description: "SESSION is a session file, a Kimi session directory, or a session id (prefix).\n" +
+			"The older part of the live context is replaced by a summary (extractive, without a model,\n" +
+			"unless --summarizer is given) and the tail from the --keep-th last user/assistant message on\n" +
+			"is kept. The result is written the way the agent writes its own compaction, after the\n" +
+			"original is kept as a rotation. Exit status: 0 done, 1 nothing to compact, 2 usage or I/O\n" +
+			"error, 3 refused (live session, locked, changed while reading). See docs/compact.md.",
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "keep", Value: compact.DefaultKeep, Usage: "keep the tail from the `N`-th last user/assistant message on"},
+			&cli.IntFlag{Name: "summary-tokens", Value: compact.DefaultSummaryTokens, Usage: "bound the extractive summary to `N` tokens"},
+			&cli.IntFlag{Name: "max-tool-output", Value: compact.DefaultMaxToolOutput, Usage: "shorten kept tool outputs over `N` tokens to their head and tail (0: never)"},
+			&cli.StringFlag{Name: "summarizer", Usage: "summarise with the shell `COMMAND` (history on stdin, summary on stdout) instead of extractively"},
+			&cli.DurationFlag{Name: "summarizer-timeout", Value: compact.DefaultSummarizerTimeout, Usage: "give the summarizer at most `DURATION`, then fall back to the extractive summary"},
+			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "show the split and the summary; write nothing"},
+			&cli.BoolFlag{Name: "force", Usage: "compact even a session that looks live (recently written or open for writing)"},
+			rootFlag(), jsonFlag(), noColorFlag(),
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usageErrorf("compact needs exactly one SESSION").withHint("sessctl compact ~/.claude/projects/<project>/<id>.jsonl --dry-run")
+			}
+			if c.Int("keep") < 1 {
+				return usageErrorf("--keep must be at least 1")
+			}
+			if c.Int("summary-tokens") < 100 {
+				return usageErrorf("--summary-tokens must be at least 100")
+			}
+			if c.Int("max-tool-output") < 0 {
+				return usageErrorf("--max-tool-output must not be negative")
+			}
+			if c.IsSet("summarizer") && strings.TrimSpace(c.String("summarizer")) == "" {
+				return usageErrorf("--summarizer needs a command")
+			}
+			return runCompact(env, c, compactOptions{
+				session: c.Args().First(),
+				opt: compact.Options{
+					Keep: c.Int("keep"), SummaryTokens: c.Int("summary-tokens"), MaxToolOutput: c.Int("max-tool-output"),
+					Summarizer: c.String("summarizer"), SummarizerTimeout: c.Duration("summarizer-timeout"),
+					DryRun: c.Bool("dry-run"), Force: c.Bool("force"), Now: env.now,
+				},
+				json:  c.Bool("json"),
+				color: useColor(env.stdout, env, c.Bool("no-color")),
+			})
+		},
+	}
+}
+
+func runCompact(env *appEnv, c *cli.Context, o compactOptions) error {
+	s, err := resolveSession(env, c, o.session)
+	if err != nil {
+		return err
+	}
+	res, err := compact.Compact(s.Main, s.Agent, o.opt)
+	if err != nil {
+		var short *compact.TooShortError
+		if errors.As(err, &short) {
+			return findingsError("%v", err).withHint("a smaller --keep compacts more (it must stay at least 1)")
+		}
+		if res != nil && res.Original != "" {
+			return fmt.Errorf("compact %s: %w (the original is intact; a copy is at %s)", s.Main, err, res.Original)
+		}
+		return fmt.Errorf("compact %s: %w", s.Main, err)
+	}
+	if o.json {
+		return writeJSON(env.stdout, res)
+	}
+	renderCompact(env, res, colorer{o.color})
+	return nil
+}
+
+func renderCompact(env *appEnv, r *compact.Result, col colorer) {
+	w := env.stdout
+	fmt.Fprintf(w, "%s  (%s)\n", col.bold(r.Path), r.Agent)
+	fmt.Fprintf(w, "split:    %d of %d messages compacted, the last %d kept (tail from line %d)\n",
+		r.CompactedMessages, r.Messages, r.KeptMessages, r.SplitLine)
+	label := "exact"
+	if !r.Tokens.Exact {
+		label = "estimate"
+	}
+	fmt.Fprintf(w, "tokens:   %s → %s (%s saved; %s, %s)\n", thousands(int64(r.Tokens.Before)), thousands(int64(r.Tokens.After)),
+		col.green(fmt.Sprintf("%.1f%%", r.Tokens.SavedPercent)), r.Tokens.Encoding, label)
+	if r.Tokens.RecordedBefore != nil || r.Tokens.RecordedAfter != nil {
+		fmt.Fprintf(w, "recorded: context %s before", optThousands(r.Tokens.RecordedBefore))
+		if r.Tokens.RecordedAfter != nil {
+			fmt.Fprintf(w, ", %s written for after", thousands(*r.Tokens.RecordedAfter))
+		}
+		fmt.Fprintln(w)
+	}
+	sum := fmt.Sprintf("%s, %d tokens", r.Summarizer.Kind, r.SummaryTokens)
+	if r.Summarizer.Kind == "command" {
+		sum += fmt.Sprintf(" (%s, %.1fs)", r.Summarizer.Command, r.Summarizer.Seconds)
+	}
+	fmt.Fprintf(w, "summary:  %s\n", sum)
+	if r.Summarizer.Fallback {
+		fmt.Fprintf(w, "%s the summarizer failed (%s); the extractive summary was used\n", col.yellow("warning:"), r.Summarizer.Error)
+	}
+	files := "none"
+	if len(r.FilesIncluded) > 0 {
+		files = strings.Join(r.FilesIncluded, ", ")
+	}
+	fmt.Fprintf(w, "files:    %s\n", files)
+	fmt.Fprintf(w, "tail:     %d records; %d orphan tool results dropped, %d calls given an aborted result, %d tool outputs shortened\n",
+		r.Tail.Records, r.Tail.DroppedToolResults, r.Tail.AbortedToolCalls, r.Tail.TruncatedToolOutputs)
+	if r.CorruptCompacted > 0 {
+		fmt.Fprintf(w, "%s %d corrupt lines in the compacted part stay in the original only\n", col.yellow("warning:"), r.CorruptCompacted)
+	}
+	if r.CorruptTail > 0 {
+		fmt.Fprintf(w, "%s %d corrupt lines in the kept tail were left out of the new context\n", col.yellow("warning:"), r.CorruptTail)
+	}
+	if r.NoUserMessage {
+		fmt.Fprintf(w, "%s the session has no user message; the summary lists no request\n", col.yellow("warning:"))
+	}
+	if r.DryRun {
+		fmt.Fprintf(w, "\n--- summary ---\n%s\n--- end of summary ---\n", r.Summary)
+		fmt.Fprintln(w, "dry run: nothing was written")
+		return
+	}
+	fmt.Fprintf(w, "original: %s (%s)\n", r.Original, humanBytes(r.OriginalSize))
+	how := "rewritten"
+	if r.AppendedLines > 0 {
+		how = fmt.Sprintf("%d lines appended", r.AppendedLines)
+	}
+	fmt.Fprintf(w, "written:  %s, %s, %s\n", r.Path, humanBytes(r.NewSize), how)
+}
+
+func optThousands(v *int64) string {
+	if v == nil {
+		return "unknown"
+	}
+	return thousands(*v)
+}
+
+// thousands formats n with comma separators.
+func thousands(n int64) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
