@@ -94,7 +94,7 @@ func runRevert(env *appEnv, s *session.Session, opt revertOptions) error {
 			}
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		if p.Mechanism == checkpoint.Truncate && p.Cut == 0 && p.KeptAfterCut == 0 {
+		if p.Mechanism == checkpoint.Truncate && p.Cut == 0 {
 			return usageErrorf("%s: reverting to before turn %d would leave an empty session", path, opt.n).
 				withHint("pick a later turn; to drop the whole session, delete it")
 		}

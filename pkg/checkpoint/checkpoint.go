@@ -29,15 +29,15 @@ import (
 
 // Point is one checkpoint (Kimi) or user turn (other formats).
 type Point struct {
-	N         int       `json:"n"`                   // checkpoint id (Kimi) or turn number from 0
-	Line      int       `json:"line"`                // 1-based line of the _checkpoint record or of the prompt
-	Offset    int64     `json:"offset"`              // byte offset of that line
-	Cut       int64     `json:"cut"`                 // where a truncating revert to N cuts the file
-	Tokens    int64     `json:"tokens"`              // context size just before this point (-1: unknown)
-	Preview   string    `json:"preview"`             // the first real user input at or after this point
-	Following int       `json:"following"`           // records (non-blank lines) after this line
-	UUID      string    `json:"uuid,omitempty"`      // the prompt's uuid (Claude Code, clawdcode)
-	Timestamp time.Time `json:"timestamp,omitempty"` // the prompt's time, when recorded
+	N         int        `json:"n"`                   // checkpoint id (Kimi) or turn number from 0
+	Line      int        `json:"line"`                // 1-based line of the _checkpoint record or of the prompt
+	Offset    int64      `json:"offset"`              // byte offset of that line
+	Cut       int64      `json:"cut"`                 // where a truncating revert to N cuts the file
+	Tokens    int64      `json:"tokens"`              // context size just before this point (-1: unknown)
+	Preview   string     `json:"preview"`             // the first real user input at or after this point
+	Following int        `json:"following"`           // records (non-blank lines) after this line
+	UUID      string     `json:"uuid,omitempty"`      // the prompt's uuid (Claude Code, clawdcode)
+	Timestamp *time.Time `json:"timestamp,omitempty"` // the prompt's time, when recorded
 	// RolledBack is set on Codex turns that a later thread_rolled_back
 	// already removed from the client's history; they get no number
 	// (N is -1) and cannot be reverted to.
@@ -111,7 +111,7 @@ func List(r io.Reader, agent session.Agent) (*Listing, error) {
 				if toolStart >= 0 && toolStart < cut {
 					cut = toolStart
 				}
-				addPoint(Point{Line: rec.Line.Num, Offset: off, Cut: cut, UUID: rec.UUID, Timestamp: rec.Timestamp})
+				addPoint(Point{Line: rec.Line.Num, Offset: off, Cut: cut, UUID: rec.UUID, Timestamp: timePtr(rec.Timestamp)})
 			}
 			switch {
 			case rec.Type == "queue-operation" || rec.Type == "file-history-snapshot":
@@ -132,7 +132,7 @@ func List(r io.Reader, agent session.Agent) (*Listing, error) {
 			}
 		case session.Clawdcode:
 			if rec.UserPrompt {
-				addPoint(Point{Line: rec.Line.Num, Offset: off, Cut: off, UUID: rec.UUID, Timestamp: rec.Timestamp})
+				addPoint(Point{Line: rec.Line.Num, Offset: off, Cut: off, UUID: rec.UUID, Timestamp: timePtr(rec.Timestamp)})
 			}
 		case session.Codex:
 			switch {
@@ -144,7 +144,7 @@ func List(r io.Reader, agent session.Agent) (*Listing, error) {
 					cut = turnStart
 				}
 				turnStart = -1
-				addPoint(Point{Line: rec.Line.Num, Offset: off, Cut: cut, Timestamp: rec.Timestamp})
+				addPoint(Point{Line: rec.Line.Num, Offset: off, Cut: cut, Timestamp: timePtr(rec.Timestamp)})
 				live = append(live, len(l.Points)-1)
 			case rec.RollbackTurns > 0:
 				k := rec.RollbackTurns
@@ -239,4 +239,11 @@ func clip(s string, n int) string {
 	}
 	r := []rune(s)
 	return string(r[:n-1]) + "…"
+}
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
 }

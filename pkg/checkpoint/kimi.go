@@ -22,29 +22,29 @@ type KimiRevertStats struct {
 	// Found is set when a line {"role": "_checkpoint", "id": N} exists (the
 	// cut); CutLine is its 1-based line number (Python's line splitting) and
 	// CutOffset its byte offset.
-	Found     bool
-	CutLine   int
-	CutOffset int64
+	Found     bool  `json:"found"`
+	CutLine   int   `json:"cut_line"`
+	CutOffset int64 `json:"cut_offset"`
 	// NextID is the next checkpoint id Kimi would hold after restoring the
 	// whole file (last integer _checkpoint id + 1); revert_to(N) fails when
 	// N >= NextID.
-	NextID int64
+	NextID int64 `json:"next_id"`
 	// Kept is the number of lines written to the new file; KeptBytes their size.
-	Kept      int
-	KeptBytes int64
+	Kept      int   `json:"kept"`
+	KeptBytes int64 `json:"kept_bytes"`
 	// Dropped counts the lines before the cut that Kimi does not copy
 	// (invalid JSON, not an object, records that fail validation); Blank
 	// counts blank lines before the cut. Both survive only in the rotation.
-	Dropped int
-	Blank   int
+	Dropped int `json:"dropped"`
+	Blank   int `json:"blank"`
 	// Removed is the number of non-blank lines from the cut to the end.
-	Removed      int
-	RemovedBytes int64
+	Removed      int   `json:"removed"`
+	RemovedBytes int64 `json:"removed_bytes"`
 	// Tokens is the last valid _usage token_count before the cut (-1: none).
-	Tokens int64
+	Tokens int64 `json:"tokens"`
 	// Normalised counts kept lines whose bytes changed on the way (invalid
 	// UTF-8 replaced by U+FFFD, \r\n or \r line ends turned into \n).
-	Normalised int
+	Normalised int `json:"normalised"`
 }
 
 // ErrNoCheckpoint is returned when N is not a checkpoint of the file.
