@@ -86,12 +86,16 @@ var (
 	nanoidRe = regexp.MustCompile(`^[A-Za-z0-9_-]{21}$`)
 )
 
-// sniffHead is how many usable lines detection looks at.
-const sniffHead = 20
+// sniffHead is how many usable lines detection looks at, and sniffMaxLine
+// the longest line it keeps (longer lines are skipped while sniffing).
+const (
+	sniffHead    = 20
+	sniffMaxLine = 4 << 20
+)
 
 // DetectFile detects the format of a file from its first lines, with its path
-// as a hint. It reads at most a few usable lines (and never more than 4 MiB
-// past the first line's end).
+// as a hint. It reads at most sniffHead usable lines and keeps no line longer
+// than sniffMaxLine in memory.
 func DetectFile(path string) (Agent, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -106,6 +110,7 @@ func Detect(path string, rd io.Reader) (Agent, error) {
 	votes := map[Agent]int{}
 	seen := 0
 	r := jsonl.NewReader(rd)
+	r.MaxLineSize = sniffMaxLine // a huge first line is skipped, not buffered
 	for seen < sniffHead {
 		l, err := r.Next()
 		if err == io.EOF {
