@@ -120,7 +120,9 @@ func Consumption(ss []*session.Session, progress Progress) []*SessionUsage {
 	}
 	var scanned atomic.Int64
 	next := atomic.Int64{}
-	workers := min(runtime.GOMAXPROCS(0), max(1, len(jobs)))
+	// more readers than cores: a reader waiting for the disk leaves its core
+	// to another
+	workers := min(runtime.GOMAXPROCS(0)+2, max(1, len(jobs)))
 	// bound how far scanning may run ahead of the in-order merge, so that
 	// memory holds a few files' requests, not all of them
 	window := make(chan struct{}, workers*4)
@@ -129,6 +131,7 @@ func Consumption(ss []*session.Session, progress Progress) []*SessionUsage {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var sc tokens.Scanner
 			for {
 				window <- struct{}{}
 				i := int(next.Add(1) - 1)
@@ -138,7 +141,7 @@ func Consumption(ss []*session.Session, progress Progress) []*SessionUsage {
 				}
 				j := jobs[i]
 				role := j.file.Role
-				fu, err := tokens.ScanFile(j.file.Path, ss[j.sess].Agent, role)
+				fu, err := sc.ScanFile(j.file.Path, ss[j.sess].Agent, role)
 				results[i], errs[i] = fu, err
 				if progress != nil {
 					progress(scanned.Add(j.file.Size), total)
@@ -186,12 +189,15 @@ func Consumption(ss []*session.Session, progress Progress) []*SessionUsage {
 		<-window
 	}
 	wg.Wait()
-	for _, r := range lg.Requests {
+	for i := range lg.Requests {
+		r := &lg.Requests[i]
 		su := out[fileSess[r.File]]
 		su.Totals.Add(r)
 		su.requests = append(su.requests, r)
 	}
-	for _, r := range lg.CCUsage {
+	ccv := lg.CCUsageView()
+	for i := range ccv {
+		r := &ccv[i]
 		su := out[fileSess[r.File]]
 		if su.AsCCUsage == nil {
 			su.AsCCUsage = &tokens.Totals{}

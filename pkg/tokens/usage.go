@@ -1,7 +1,6 @@
 package tokens
 
 import (
-	"bufio"
 	"bytes"
 	"io"
 	"os"
@@ -28,9 +27,9 @@ type Request struct {
 	// Time is the request's timestamp in Unix milliseconds, 0 when unknown.
 	Time int64
 	// Line is the 1-based line number in the file that recorded it.
-	Line int
+	Line int32
 	// File indexes the file list of the Ledger it was added to.
-	File int
+	File int32
 
 	key, msgKey uint64 // Claude dedupe keys (message.id+requestId, message.id); 0 = none
 	sidechain   bool
@@ -98,136 +97,195 @@ func (f *FileUsage) sessctlOnly(line int, reason string) {
 	}
 }
 
+// A Scanner reads the recorded usage of files, reusing its buffers from one
+// file to the next. A Scanner is not safe for concurrent use; give each
+// goroutine its own.
+type Scanner struct {
+	buf []byte
+}
+
 // ScanFile reads the recorded usage of one file of agent a. role tells a
 // Kimi wire.jsonl from a context.jsonl (only the wire carries billing
 // usage); for other agents it is ignored. Memory does not grow with the
-// file, only with the number of usage records.
+// file, only with its longest line and its number of usage records.
 func ScanFile(path string, a session.Agent, role session.FileRole) (*FileUsage, error) {
+	return new(Scanner).ScanFile(path, a, role)
+}
+
+// ScanFile is the package function ScanFile with sc's buffers.
+func (sc *Scanner) ScanFile(path string, a session.Agent, role session.FileRole) (*FileUsage, error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer fh.Close()
-	return ScanReader(fh, path, a, role)
+	return sc.ScanReader(fh, path, a, role)
 }
 
 // ScanReader is ScanFile over any reader; path only names the result.
 func ScanReader(r io.Reader, path string, a session.Agent, role session.FileRole) (*FileUsage, error) {
+	return new(Scanner).ScanReader(r, path, a, role)
+}
+
+// ScanReader is the package function ScanReader with sc's buffers.
+func (sc *Scanner) ScanReader(r io.Reader, path string, a session.Agent, role session.FileRole) (*FileUsage, error) {
 	fu := &FileUsage{Path: path, Agent: a, Context: -1}
+	if sc.buf == nil {
+		sc.buf = make([]byte, 256<<10)
+	}
+	lr := &lineReader{r: r, buf: sc.buf}
+	defer func() { sc.buf = lr.buf }()
 	var err error
 	switch a {
 	case session.Claude:
-		err = scanClaude(r, fu)
+		err = scanClaude(lr, fu)
 	case session.Codex:
-		err = scanCodex(r, fu)
+		err = scanCodex(lr, fu)
 	case session.Kimi:
 		if role == session.FileWire {
-			err = scanKimiWire(r, fu)
+			err = scanKimiWire(lr, fu)
 		} else {
-			err = scanKimiContext(r, fu)
+			err = scanKimiContext(lr, fu)
 		}
 	case session.Clawdcode:
-		err = scanClawd(r, fu)
+		err = scanClawd(lr, fu)
 	default:
 		return fu, nil
 	}
 	return fu, err
 }
 
-// lineReader yields the lines of a stream with their numbers, reusing one
-// buffer: memory is bounded by the longest line. Lines keep no terminator
-// (a trailing CR is kept; JSON white space makes it harmless).
+// lineReader yields the lines of a stream with their numbers from one
+// reusable buffer, which grows only to hold the longest line. Lines keep no
+// terminator (a trailing CR is kept; JSON white space makes it harmless).
 type lineReader struct {
-	br   *bufio.Reader
-	big  []byte
-	num  int
-	torn bool // the last line had no newline
-}
-
-func newLineReader(r io.Reader) *lineReader {
-	return &lineReader{br: bufio.NewReaderSize(r, 256<<10)}
+	r          io.Reader
+	buf        []byte
+	start, end int // unread bytes are buf[start:end]
+	eof        bool
+	num        int
+	torn       bool // the last line had no newline
 }
 
 func (lr *lineReader) next() ([]byte, error) {
-	frag, err := lr.br.ReadSlice('\n')
-	if err == nil {
-		lr.num++
-		return frag[:len(frag)-1], nil
-	}
-	if err == bufio.ErrBufferFull {
-		lr.big = append(lr.big[:0], frag...)
-		for {
-			frag, err = lr.br.ReadSlice('\n')
-			lr.big = append(lr.big, frag...)
-			if err == bufio.ErrBufferFull {
-				continue
-			}
-			break
-		}
-		if err == nil {
+	scanFrom := lr.start
+	for {
+		if i := bytes.IndexByte(lr.buf[scanFrom:lr.end], '\n'); i >= 0 {
+			line := lr.buf[lr.start : scanFrom+i]
+			lr.start = scanFrom + i + 1
 			lr.num++
-			return lr.big[:len(lr.big)-1], nil
+			return line, nil
 		}
-		frag = lr.big
-	}
-	if err == io.EOF {
-		if len(frag) == 0 {
-			return nil, io.EOF
+		if lr.eof {
+			if lr.start == lr.end {
+				return nil, io.EOF
+			}
+			line := lr.buf[lr.start:lr.end]
+			lr.start = lr.end
+			lr.num++
+			lr.torn = true
+			return line, nil
 		}
-		lr.num++
-		lr.torn = true
-		return frag, nil
+		// make room: move the partial line to the front, grow if full
+		n := lr.end - lr.start
+		if lr.start > 0 {
+			copy(lr.buf, lr.buf[lr.start:lr.end])
+			lr.start, lr.end = 0, n
+		}
+		if lr.end == len(lr.buf) {
+			nb := make([]byte, 2*len(lr.buf))
+			copy(nb, lr.buf[:lr.end])
+			lr.buf = nb
+		}
+		scanFrom = lr.end
+		m, err := lr.r.Read(lr.buf[lr.end:])
+		lr.end += m
+		if err == io.EOF {
+			lr.eof = true
+		} else if err != nil {
+			return nil, err
+		}
 	}
-	return nil, err
 }
 
 // Ledger totals requests over many files, applying Claude Code's
 // de-duplication (one count per message.id + requestId across all files,
 // the largest usage wins). Add files in a stable order (sorted by path, as
-// ccusage does) to get the same winners on every run. Requests of other
-// agents are appended as they are.
+// ccusage does) to get the same winners on every run. Requests without a
+// key (Codex, clawdcode) are kept as they are. The ledger copies what it
+// keeps, so a FileUsage's Requests can be dropped after Add.
 type Ledger struct {
-	Files    []*FileUsage
-	Requests []*Request // counted by sessctl, de-duplicated
+	Files []*FileUsage
+	// Requests are counted by sessctl, de-duplicated.
+	Requests []Request
 	// CCUsage holds the requests ccusage 20.0.24 would count, de-duplicated
-	// by its rules over the lines it does not drop.
-	CCUsage []*Request
+	// by its rules over the lines it does not drop, once the two views
+	// differ; use CCUsageView.
+	CCUsage []Request
 
 	own, ccu dedupe
+	// diverged is set once a line was counted by one view and not the
+	// other; until then CCUsage is Requests and is not kept twice.
+	diverged bool
 }
 
 type dedupe struct {
-	exact map[uint64]int
-	byMsg map[uint64]int
+	exact map[uint64]int32
+	byMsg map[uint64]int32
 }
 
-// Add adds one file's requests.
+// Add adds one file's requests and then releases them from fu.
 func (lg *Ledger) Add(fu *FileUsage) {
-	fi := len(lg.Files)
+	fi := int32(len(lg.Files))
 	lg.Files = append(lg.Files, fu)
 	for i := range fu.Requests {
 		r := &fu.Requests[i]
 		r.File = fi
+		if r.counted != r.ccusage && !lg.diverged {
+			lg.diverged = true
+			lg.CCUsage = append([]Request(nil), lg.Requests...)
+			lg.ccu = lg.own.clone()
+		}
 		if r.counted {
 			lg.Requests = lg.own.push(lg.Requests, r)
 		}
-		if r.ccusage {
+		if r.ccusage && lg.diverged {
 			lg.CCUsage = lg.ccu.push(lg.CCUsage, r)
 		}
 	}
+	fu.Requests = nil
+}
+
+// CCUsageView returns the requests ccusage would count.
+func (lg *Ledger) CCUsageView() []Request {
+	if !lg.diverged {
+		return lg.Requests
+	}
+	return lg.CCUsage
+}
+
+func (d *dedupe) clone() dedupe {
+	c := dedupe{exact: map[uint64]int32{}, byMsg: map[uint64]int32{}}
+	for k, v := range d.exact {
+		c.exact[k] = v
+	}
+	for k, v := range d.byMsg {
+		c.byMsg[k] = v
+	}
+	return c
 }
 
 // push adds r to list unless it duplicates a request already there, in
 // which case the better of the two stays (ccusage's push_deduped_entry):
 // the one not on a sidechain, else the larger total, else the one with a
 // speed field.
-func (d *dedupe) push(list []*Request, r *Request) []*Request {
+func (d *dedupe) push(list []Request, r *Request) []Request {
 	if r.key == 0 {
-		return append(list, r)
+		return append(list, *r)
 	}
 	if d.exact == nil {
-		d.exact = map[uint64]int{}
-		d.byMsg = map[uint64]int{}
+		d.exact = map[uint64]int32{}
+		d.byMsg = map[uint64]int32{}
 	}
 	at, ok := d.exact[r.key]
 	if !ok {
@@ -237,16 +295,16 @@ func (d *dedupe) push(list []*Request, r *Request) []*Request {
 		}
 	}
 	if ok {
-		if better(r, list[at]) {
-			list[at] = r
+		if better(r, &list[at]) {
+			list[at] = *r
 			d.exact[r.key] = at
 			d.byMsg[r.msgKey] = at
 		}
 		return list
 	}
-	d.exact[r.key] = len(list)
-	d.byMsg[r.msgKey] = len(list)
-	return append(list, r)
+	d.exact[r.key] = int32(len(list))
+	d.byMsg[r.msgKey] = int32(len(list))
+	return append(list, *r)
 }
 
 func better(c, e *Request) bool {

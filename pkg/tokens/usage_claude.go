@@ -2,7 +2,6 @@ package tokens
 
 import (
 	"bytes"
-	"hash/fnv"
 	"io"
 	"time"
 
@@ -15,16 +14,16 @@ import (
 // fields below; everything else in a line is skipped without decoding.
 
 type claudeUsageLine struct {
-	timestamp           string
+	timestamp           []byte
 	tsSeen              bool
 	sidechain           bool
-	requestID, msgID    string
+	requestID, msgID    []byte
 	reqNull, reqSeen    bool
 	idSeen              bool
-	model               string
+	model               []byte
 	modelSeen           bool
 	sessionEmpty        bool
-	version             string
+	version             []byte
 	versionSeen         bool
 	hasMessage          bool
 	hasUsage            bool
@@ -33,12 +32,11 @@ type claudeUsageLine struct {
 	split               bool // cache_creation object present
 	m5, h1              int64
 	m5K, h1K            numKind
-	speed               string
+	speed               []byte
 	speedSeen           bool
 }
 
-func scanClaude(r io.Reader, fu *FileUsage) error {
-	lr := newLineReader(r)
+func scanClaude(lr *lineReader, fu *FileUsage) error {
 	models := map[string]string{} // interned model names
 	var cl claudeUsageLine
 	for {
@@ -76,7 +74,8 @@ func claudeLine(line []byte, num int, cl *claudeUsageLine, fu *FileUsage, models
 		switch string(key) {
 		case "timestamp":
 			if l.peek() == '"' {
-				cl.timestamp, cl.tsSeen = l.text(), true
+				cl.timestamp, _ = l.str()
+				cl.tsSeen = true
 			}
 		case "isSidechain":
 			s, _ := l.literal()
@@ -84,7 +83,7 @@ func claudeLine(line []byte, num int, cl *claudeUsageLine, fu *FileUsage, models
 		case "requestId":
 			cl.reqSeen = true
 			if l.peek() == '"' {
-				cl.requestID = l.text()
+				cl.requestID, _ = l.str()
 			} else {
 				cl.reqNull = true
 			}
@@ -95,7 +94,8 @@ func claudeLine(line []byte, num int, cl *claudeUsageLine, fu *FileUsage, models
 			}
 		case "version":
 			if l.peek() == '"' {
-				cl.version, cl.versionSeen = l.text(), true
+				cl.version, _ = l.str()
+				cl.versionSeen = true
 			}
 		case "message":
 			cl.hasMessage = l.peek() == '{'
@@ -103,11 +103,13 @@ func claudeLine(line []byte, num int, cl *claudeUsageLine, fu *FileUsage, models
 				switch string(k) {
 				case "id":
 					if l.peek() == '"' {
-						cl.msgID, cl.idSeen = l.text(), true
+						cl.msgID, _ = l.str()
+						cl.idSeen = true
 					}
 				case "model":
 					if l.peek() == '"' {
-						cl.model, cl.modelSeen = l.text(), true
+						cl.model, _ = l.str()
+						cl.modelSeen = true
 					}
 				case "usage":
 					cl.hasUsage = l.peek() == '{'
@@ -134,7 +136,8 @@ func claudeLine(line []byte, num int, cl *claudeUsageLine, fu *FileUsage, models
 							})
 						case "speed":
 							if l.peek() == '"' {
-								cl.speed, cl.speedSeen = l.text(), true
+								cl.speed, _ = l.str()
+								cl.speedSeen = true
 							}
 						}
 					})
@@ -182,7 +185,7 @@ func claudeLine(line []byte, num int, cl *claudeUsageLine, fu *FileUsage, models
 		break
 	}
 	counted := reason == ""
-	ts, tsErr := time.Parse(time.RFC3339Nano, cl.timestamp)
+	ts, tsErr := time.Parse(time.RFC3339Nano, string(cl.timestamp))
 
 	// ccusage 20.0.24's rule (tokens.md §6), to report where it differs.
 	ccReason := ""
@@ -197,10 +200,10 @@ func claudeLine(line []byte, num int, cl *claudeUsageLine, fu *FileUsage, models
 		ccReason = "input_tokens/output_tokens not an unsigned integer"
 	case !okOrMissing(cl.ccK) || !okOrMissing(cl.crK) || (cl.split && (!okOrMissing(cl.m5K) || !okOrMissing(cl.h1K))):
 		ccReason = "cache field not an unsigned integer"
-	case cl.versionSeen && !semverPrefix(cl.version):
+	case cl.versionSeen && !semverPrefix(string(cl.version)):
 		ccReason = "version is not digits.digits.digit"
-	case cl.sessionEmpty, cl.reqSeen && !cl.reqNull && cl.requestID == "",
-		cl.idSeen && cl.msgID == "", cl.modelSeen && cl.model == "":
+	case cl.sessionEmpty, cl.reqSeen && !cl.reqNull && len(cl.requestID) == 0,
+		cl.idSeen && len(cl.msgID) == 0, cl.modelSeen && len(cl.model) == 0:
 		ccReason = "an empty sessionId, requestId, message.id or model"
 	}
 	cc := ccReason == ""
@@ -216,7 +219,7 @@ func claudeLine(line []byte, num int, cl *claudeUsageLine, fu *FileUsage, models
 		return
 	}
 
-	req := Request{Line: num, sidechain: cl.sidechain, speed: cl.speedSeen, counted: counted, ccusage: cc}
+	req := Request{Line: int32(num), sidechain: cl.sidechain, speed: cl.speedSeen, counted: counted, ccusage: cc}
 	req.Usage = session.Usage{Input: cl.in, Output: cl.out, CacheRead: cl.cr, CacheCreation: cl.cc}
 	if cl.split {
 		req.Usage.CacheCreation = cl.m5 + cl.h1
@@ -224,21 +227,26 @@ func claudeLine(line []byte, num int, cl *claudeUsageLine, fu *FileUsage, models
 	if tsErr == nil {
 		req.Time = ts.UnixMilli()
 	}
-	model := cl.model
-	if model == "<synthetic>" {
-		model = ""
-	} else if model != "" && cl.speed == "fast" {
-		model += "-fast"
-	}
-	if m, ok := models[model]; ok {
+	if m, ok := models[string(cl.model)]; ok && cl.speed == nil {
 		req.Model = m
 	} else {
-		models[model] = model
+		model := string(cl.model)
+		if bytes.IndexByte(cl.model, '\\') >= 0 {
+			model = unescapeJSON(cl.model)
+		}
+		if model == "<synthetic>" {
+			model = ""
+		} else if model != "" && string(cl.speed) == "fast" {
+			model += "-fast"
+		}
+		if cl.speed == nil {
+			models[string(cl.model)] = model
+		}
 		req.Model = model
 	}
-	if cl.msgID != "" {
+	if len(cl.msgID) > 0 {
 		req.key = hashKey(cl.msgID, cl.requestID, cl.reqSeen && !cl.reqNull)
-		req.msgKey = hashKey(cl.msgID, "", false)
+		req.msgKey = hashKey(cl.msgID, nil, false)
 	}
 	if counted && req.Time > fu.LastActivity {
 		fu.LastActivity = req.Time
@@ -248,14 +256,19 @@ func claudeLine(line []byte, num int, cl *claudeUsageLine, fu *FileUsage, models
 
 func okOrMissing(k numKind) bool { return k == numOK || k == numMissing }
 
-func hashKey(id, req string, hasReq bool) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(id))
-	if hasReq {
-		h.Write([]byte{0xff})
-		h.Write([]byte(req))
+func hashKey(id, req []byte, hasReq bool) uint64 {
+	// FNV-1a, inline (hash/fnv would allocate per call)
+	const prime = 1099511628211
+	k := uint64(14695981039346656037)
+	for _, c := range id {
+		k = (k ^ uint64(c)) * prime
 	}
-	k := h.Sum64()
+	if hasReq {
+		k = (k ^ 0xff) * prime
+		for _, c := range req {
+			k = (k ^ uint64(c)) * prime
+		}
+	}
 	if k == 0 {
 		k = 1
 	}

@@ -14,8 +14,7 @@ import (
 // counted once. context.jsonl's _usage is a gauge of the context size and is
 // never summed (tokens.md §4).
 
-func scanKimiWire(r io.Reader, fu *FileUsage) error {
-	lr := newLineReader(r)
+func scanKimiWire(lr *lineReader, fu *FileUsage) error {
 	for {
 		line, err := lr.next()
 		if err == io.EOF {
@@ -156,13 +155,13 @@ func kimiWireLine(line []byte, num int, fu *FileUsage) {
 		fu.reject(num, u.bad)
 		return
 	}
-	req := Request{Line: num, counted: true, sidechain: u.subagentEv}
+	req := Request{Line: int32(num), counted: true, sidechain: u.subagentEv}
 	if ts > 0 && ts < math.MaxInt64/1000 {
 		req.Time = int64(ts * 1000)
 	}
 	req.Usage = session.Usage{Input: u.u[0], Output: u.u[1], CacheRead: u.u[2], CacheCreation: u.u[3]}
 	if u.msgID != "" {
-		req.key = hashKey("kimi\x00"+u.msgID, "", false)
+		req.key = hashKey([]byte("kimi\x00"+u.msgID), nil, false)
 		req.msgKey = req.key
 	}
 	if req.Time > fu.LastActivity {
@@ -220,8 +219,7 @@ func (l *lexer) float() float64 {
 
 // scanKimiContext reads only the context gauge of a context.jsonl: the last
 // _usage.token_count. Nothing in it is billing usage.
-func scanKimiContext(r io.Reader, fu *FileUsage) error {
-	lr := newLineReader(r)
+func scanKimiContext(lr *lineReader, fu *FileUsage) error {
 	for {
 		line, err := lr.next()
 		if err == io.EOF {
@@ -257,8 +255,7 @@ func scanKimiContext(r io.Reader, fu *FileUsage) error {
 }
 
 // scanClawd sums message.usage on clawdcode assistant lines (clawdcode.md §7).
-func scanClawd(r io.Reader, fu *FileUsage) error {
-	lr := newLineReader(r)
+func scanClawd(lr *lineReader, fu *FileUsage) error {
 	models := map[string]string{}
 	for {
 		line, err := lr.next()
@@ -334,7 +331,7 @@ func scanClawd(r io.Reader, fu *FileUsage) error {
 			fu.reject(lr.num, bad)
 			continue
 		}
-		req := Request{Line: lr.num, counted: true, Usage: session.Usage{Input: in, Output: out}}
+		req := Request{Line: int32(lr.num), counted: true, Usage: session.Usage{Input: in, Output: out}}
 		if m, ok := models[model]; ok {
 			req.Model = m
 		} else {
