@@ -167,7 +167,7 @@ func (g *claudeGen) turn() []string {
 		}
 		if tool {
 			uu := r.uuid()
-			res := `{`+g.env(uu)+`,"type":"user","message":{"role":"user","content":[{"tool_use_id":"`+toolID+`","type":"tool_result","content":`+jstr(r.text(500+r.IntN(r.IntN(30000)+1)))+`}]},`
+			res := `{` + g.env(uu) + `,"type":"user","message":{"role":"user","content":[{"tool_use_id":"` + toolID + `","type":"tool_result","content":` + jstr(r.text(500+r.IntN(r.IntN(30000)+1))) + `}]},`
 			if toolName == "Agent" {
 				// the subagent's aggregate usage: informational, never counted
 				res += `"toolUseResult":{"status":"completed","totalTokens":12075,"usage":` + g.usage(183, 62, 1653, 10177) + `},`
