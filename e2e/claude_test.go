@@ -152,10 +152,11 @@ func claudeResumeE(t *testing.T, h *Harness, id string) {
 	}
 }
 
-// claudeLastAssistant returns the raw line of the last assistant record
-// that appears before byte offset end.
-func claudeLastAssistant(t *testing.T, content []byte, end int64) map[string]any {
+// claudeLastAssistant returns the last assistant record before byte offset
+// end, raw and decoded.
+func claudeLastAssistant(t *testing.T, content []byte, end int64) (string, map[string]any) {
 	t.Helper()
+	var raw string
 	var last map[string]any
 	for _, l := range bytes.Split(bytes.TrimSuffix(content[:end], []byte("\n")), []byte("\n")) {
 		var rec map[string]any
@@ -163,13 +164,26 @@ func claudeLastAssistant(t *testing.T, content []byte, end int64) map[string]any
 			t.Fatalf("unparseable line: %v: %s", err, l)
 		}
 		if rec["type"] == "assistant" {
-			last = rec
+			raw, last = string(l), rec
 		}
 	}
 	if last == nil {
 		t.Fatal("no assistant record")
 	}
-	return last
+	return raw, last
+}
+
+// claudeCopyRecord returns raw with its uuid and timestamp replaced, the
+// key order kept.
+func claudeCopyRecord(t *testing.T, raw string, rec map[string]any, uuid string) string {
+	t.Helper()
+	oldUUID := `"uuid":"` + rec["uuid"].(string) + `"`
+	oldTS := `"timestamp":"` + rec["timestamp"].(string) + `"`
+	if strings.Count(raw, oldUUID) != 1 || strings.Count(raw, oldTS) != 1 {
+		t.Fatalf("cannot rewrite uuid and timestamp of %s", raw)
+	}
+	out := strings.Replace(raw, oldUUID, `"uuid":"`+uuid+`"`, 1)
+	return strings.Replace(out, oldTS, `"timestamp":"`+time.Now().UTC().Format("2006-01-02T15:04:05.000Z")+`"`, 1)
 }
 
 // TestClaudeRevertByBranch is the append-only alternative: Claude Code
@@ -182,11 +196,10 @@ func TestClaudeRevertByBranch(t *testing.T) {
 	h := NewHarness(t)
 	id, path, afterB := claudeABC(t, h)
 	content := h.ReadFile(path)
-	rec := claudeLastAssistant(t, content, afterB)
+	raw, rec := claudeLastAssistant(t, content, afterB)
+	orig := rec["uuid"].(string)
 	const copyUUID = "5e55c7a1-0000-4000-8000-000000000001"
-	rec["uuid"] = copyUUID
-	rec["timestamp"] = time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
-	h.AppendLine(path, string(mustJSON(t, rec)))
+	h.AppendLine(path, claudeCopyRecord(t, raw, rec, copyUUID))
 	h.AppendLine(path, `{"type":"last-prompt","leafUuid":"`+copyUUID+`","sessionId":"`+id+`"}`)
 	kept := h.ReadFile(path)
 
@@ -199,7 +212,6 @@ func TestClaudeRevertByBranch(t *testing.T) {
 	h.AssertAppendOnly(path, kept)
 	// 2.1.197 chained turn D to the original of the copied record (same
 	// message.id), not to the copy; either is on turn B's chain.
-	orig := claudeLastAssistant(t, content, afterB)["uuid"].(string)
 	added := h.ReadFile(path)[len(kept):]
 	if !bytes.Contains(added, []byte(`"parentUuid":"`+orig+`"`)) && !bytes.Contains(added, []byte(`"parentUuid":"`+copyUUID+`"`)) {
 		t.Errorf("turn D is not chained to turn B's last record")
@@ -215,14 +227,12 @@ func TestClaudeRevertByBranch(t *testing.T) {
 // leaf: re-check TestClaudeRevertByBranch and docs/e2e.md.
 func TestClaudeLeafIsNotChosenByPosition(t *testing.T) {
 	t.Parallel()
-	cases := map[string]func(t *testing.T, h *Harness, id string, rec map[string]any) []string{
-		"last-prompt at a non-leaf": func(t *testing.T, h *Harness, id string, rec map[string]any) []string {
+	cases := map[string]func(t *testing.T, id, raw string, rec map[string]any) []string{
+		"last-prompt at a non-leaf": func(t *testing.T, id, raw string, rec map[string]any) []string {
 			return []string{`{"type":"last-prompt","leafUuid":"` + rec["uuid"].(string) + `","sessionId":"` + id + `"}`}
 		},
-		"copied leaf without last-prompt": func(t *testing.T, h *Harness, id string, rec map[string]any) []string {
-			rec["uuid"] = "5e55c7a1-0000-4000-8000-000000000002"
-			rec["timestamp"] = time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
-			return []string{string(mustJSON(t, rec))}
+		"copied leaf without last-prompt": func(t *testing.T, id, raw string, rec map[string]any) []string {
+			return []string{claudeCopyRecord(t, raw, rec, "5e55c7a1-0000-4000-8000-000000000002")}
 		},
 	}
 	for name, lines := range cases {
@@ -230,8 +240,8 @@ func TestClaudeLeafIsNotChosenByPosition(t *testing.T) {
 			t.Parallel()
 			h := NewHarness(t)
 			id, path, afterB := claudeABC(t, h)
-			rec := claudeLastAssistant(t, h.ReadFile(path), afterB)
-			for _, l := range lines(t, h, id, rec) {
+			raw, rec := claudeLastAssistant(t, h.ReadFile(path), afterB)
+			for _, l := range lines(t, id, raw, rec) {
 				h.AppendLine(path, l)
 			}
 			mark := h.Mark()
