@@ -86,7 +86,7 @@ func commands(env *appEnv) []*cli.Command {
 		compactCommand(env),
 		completionCommand(env),
 		statsCommand(env),
-		checkpointsCommand(env), revertCommand(env), rotationsCommand(env), restoreCommand(env), pruneRotationsCommand(env),
+		checkpointsCommand(env), revertCommand(env), rotationsCommand(env), restoreCommand(env), pruneRotationsCommand(env), diffCommand(env),
 		// more commands: add one line each
 	}
 }
