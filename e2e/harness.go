@@ -172,6 +172,9 @@ func NewHarness(t testing.TB) *Harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
+		if t.Failed() {
+			h.logRequests()
+		}
 		if err := h.Server.Close(); err != nil {
 			t.Errorf("e2e: closing the fake model server: %v", err)
 		}
@@ -535,6 +538,23 @@ func (h *Harness) UserTexts(r fakemodel.Request) []string {
 func (h *Harness) LastUserTexts() []string {
 	h.t.Helper()
 	return h.UserTexts(h.LastModelCall())
+}
+
+// logRequests logs one line per request, to make a failure readable
+// without the request log (which the test's temporary directory loses;
+// set SESSCTL_E2E_KEEP to keep it).
+func (h *Harness) logRequests() {
+	for _, r := range h.Server.Requests() {
+		line := fmt.Sprintf("e2e: request %d: %s %s", r.N, r.Method, r.Path)
+		if r.Reply != nil {
+			texts, _ := r.UserTexts()
+			line += fmt.Sprintf(" → %s %q; user texts %q", r.Reply.Reason, r.Reply.Text, texts)
+		}
+		if r.Error != "" {
+			line += " error: " + r.Error
+		}
+		h.t.Log(line)
+	}
 }
 
 // ---- file helpers ----
