@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# bench-stats.sh — sessctl stats --all against ccusage session on the same
+# generated Claude Code corpus (200 MB in 150 files by default), measured side
+# by side in one run: wall time and peak RSS (/usr/bin/time), each tool run
+# RUNS times alternately, best run of each compared.
+#
+# Targets (issue 3): sessctl at least 3x faster than ccusage 20.0.24, and a
+# peak RSS under 32 MB. Exit status 1 when a target is missed.
+#
+# Environment: SESSCTL_CACHE (default ~/.cache/sessctl; corpus and ccusage
+# live there), BENCH_SIZE (200MB), BENCH_FILES (150), RUNS (5).
+set -euo pipefail
+
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+CACHE=${SESSCTL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sessctl}
+SIZE=${BENCH_SIZE:-200MB}
+FILES=${BENCH_FILES:-150}
+RUNS=${RUNS:-5}
+CCV=20.0.24
+export SESSCTL_CACHE=$CACHE
+
+die() { echo "bench-stats: error: $*" >&2; exit 2; }
+
+if [ ! -x /usr/bin/time ]; then
+	echo "bench-stats: installing GNU time (Debian package time)" >&2
+	(apt-get install -y time >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y time >/dev/null; }) ||
+		die "GNU time is needed at /usr/bin/time"
+fi
+CCUSAGE=$("$REPO/scripts/compare-ccusage.sh" --install)
+
+corpus=$CACHE/corpus-claude-$SIZE-$FILES
+if [ ! -d "$corpus/projects" ]; then
+	rm -rf "$corpus"
+	(cd "$REPO" && go run ./internal/gen claude -out "$corpus" -size "$SIZE" -files "$FILES") >&2
+fi
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/bench-stats.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+mkdir -p "$WORK/home"
+(cd "$REPO" && go build -o "$WORK/sessctl" ./cmd/sessctl)
+
+# warm the page cache so that both tools read from memory
+find "$corpus" -name '*.jsonl' -print0 | xargs -0 cat >/dev/null
+
+env=(HOME="$WORK/home" CLAUDE_CONFIG_DIR="$corpus" CODEX_HOME="$WORK/home/none" NO_COLOR=1 TZ=UTC)
+measure() { # label cmd... ; prints "seconds kilobytes"
+	local label=$1
+	shift
+	env "${env[@]}" /usr/bin/time -f "%e %M" -o "$WORK/time" "$@" >"$WORK/$label.out" 2>"$WORK/$label.err" ||
+		{ cat "$WORK/$label.err" >&2; die "$label failed"; }
+	cat "$WORK/time"
+}
+
+best_cc_t=999999 best_cc_m=0 best_s_t=999999 best_s_m=0
+for i in $(seq "$RUNS"); do
+	read -r t m < <(measure ccusage "$CCUSAGE" session --json --offline -z UTC)
+	echo "run $i: ccusage   ${t}s  $((m / 1024)) MB"
+	if awk "BEGIN{exit !($t < $best_cc_t)}"; then best_cc_t=$t; best_cc_m=$m; fi
+	read -r t m < <(measure sessctl "$WORK/sessctl" stats --all --no-progress --json)
+	echo "run $i: sessctl   ${t}s  $((m / 1024)) MB"
+	if awk "BEGIN{exit !($t < $best_s_t)}"; then best_s_t=$t; fi
+	if [ "$m" -gt "$best_s_m" ]; then best_s_m=$m; fi # the worst peak RSS counts
+done
+
+# the two must report the same tokens (as_ccusage: ccusage's rules)
+python3 - "$WORK/sessctl.out" "$WORK/ccusage.out" <<'PY' || die "sessctl and ccusage totals differ on the bench corpus"
+import json, sys
+s = json.load(open(sys.argv[1]))["as_ccusage"]
+c = json.load(open(sys.argv[2]))["totals"]
+mine = (s.get("input_tokens", 0), s.get("output_tokens", 0), s.get("cache_read_tokens", 0), s.get("cache_creation_tokens", 0))
+theirs = (c["inputTokens"], c["outputTokens"], c["cacheReadTokens"], c["cacheCreationTokens"])
+print("totals: sessctl %s, ccusage %s" % (mine, theirs))
+sys.exit(mine != theirs)
+PY
+
+bytes=$(du -sb "$corpus" | cut -f1)
+ratio_t=$(awk "BEGIN{printf \"%.2f\", $best_cc_t / ($best_s_t > 0 ? $best_s_t : 0.001)}")
+ratio_m=$(awk "BEGIN{printf \"%.2f\", $best_cc_m / $best_s_m}")
+echo
+echo "corpus: $corpus ($((bytes / 1048576)) MiB, $(find "$corpus" -name '*.jsonl' | wc -l) files), $(nproc) CPUs, best of $RUNS"
+echo "ccusage $CCV session --json --offline: ${best_cc_t}s, peak RSS $((best_cc_m / 1024)) MB"
+echo "sessctl stats --all --json:            ${best_s_t}s, peak RSS $((best_s_m / 1024)) MB (worst run)"
+echo "time ratio (ccusage/sessctl):   ${ratio_t}x (target >= 3x)"
+echo "memory ratio (ccusage/sessctl): ${ratio_m}x (target: sessctl < 32 MB)"
+ok=1
+awk "BEGIN{exit !($ratio_t >= 3)}" || { echo "bench-stats: FAIL: less than 3x faster than ccusage"; ok=0; }
+[ "$best_s_m" -lt $((32 * 1024)) ] || { echo "bench-stats: FAIL: peak RSS not under 32 MB"; ok=0; }
+[ $ok = 1 ] && echo "bench-stats: ok: targets met"
+[ $ok = 1 ]
