@@ -130,7 +130,7 @@ func TestCompactClaude(t *testing.T) {
 		t.Errorf("user texts of the resumed request:\n%q", texts)
 	}
 	// the summary covers the compacted turns
-	for _, want := range []string{"OLDONE", "OLDTWO", "ls -la"} {
+	for _, want := range []string{"OLDONE", "OLDTWO", "`ls`"} {
 		if !strings.Contains(texts[0], want) {
 			t.Errorf("summary lacks %q", want)
 		}
