@@ -6,7 +6,7 @@ FUZZTIME ?= 30s
 COMMIT   := $(shell git rev-parse --short=12 HEAD 2>/dev/null)
 LDFLAGS  := -s -w -X main.buildCommit=$(COMMIT)
 
-.PHONY: all build install test lint fmt-check vet staticcheck unit bench fuzz e2e compare-ccusage clean
+.PHONY: all build install test lint fmt-check vet staticcheck unit bench fuzz e2e compare-ccusage compare-tiktoken clean
 
 all: build
 
@@ -58,6 +58,10 @@ e2e:
 # ccusage and sessctl must agree on recorded usage
 compare-ccusage:
 	scripts/compare-ccusage.sh
+
+# our tokenizer and OpenAI's tiktoken (npm, WASM) must give identical ids
+compare-tiktoken:
+	scripts/compare-tiktoken.sh
 
 clean:
 	rm -rf bin
