@@ -187,8 +187,8 @@ func renderRevert(env *appEnv, out revertOutput, opt revertOptions) error {
 	}
 	switch p.Mechanism {
 	case checkpoint.Rollback:
-		fmt.Fprintf(w, "  the model no longer sees %d turns: %d records, %s, ~%d tokens (they stay in the file)\n",
-			p.RollbackTurns, p.RemovedRecords, humanBytes(p.RemovedBytes), p.RemovedTokens)
+		fmt.Fprintf(w, "  the model no longer sees %s: %d records, %s, ~%d tokens (they stay in the file)\n",
+			plural(p.RollbackTurns, "turn"), p.RemovedRecords, humanBytes(p.RemovedBytes), p.RemovedTokens)
 	default:
 		fmt.Fprintf(w, "  removed %d records from line %d on: %s, ~%d tokens\n", p.RemovedRecords, lineOf(p), humanBytes(p.RemovedBytes), p.RemovedTokens)
 	}
@@ -242,4 +242,11 @@ func shellQuote(s string) string {
 		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 	}
 	return s
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
