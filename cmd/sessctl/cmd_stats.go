@@ -283,5 +283,181 @@ func renderGroups(w io.Writer, out statsManyJSON, col colorer) {
 }
 
 func runStatsOne(env *appEnv, s *session.Session, opt statsOptions) error {
-	return runStatsMany(env, []*session.Session{s}, opt)
+	prog, finish := newProgress(env, opt.progress)
+	rep, err := stats.Analyze(s, stats.Options{Window: opt.window, Top: opt.top, Heuristic: !opt.exact, Progress: prog})
+	finish()
+	if err != nil {
+		return err
+	}
+	if opt.json {
+		return writeJSON(env.stdout, rep)
+	}
+	renderReport(env.stdout, rep, colorer{opt.color})
+	return nil
+}
+
+func pct(part, whole int64) string {
+	if whole <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", float64(part)*100/float64(whole))
+}
+
+func renderReport(w io.Writer, rep *stats.Report, col colorer) {
+	su := rep.Consumption
+	fmt.Fprintf(w, "%s %s %s\n", col.bold("Session"), rep.Agent, rep.ID)
+	if rep.Project != "" {
+		fmt.Fprintf(w, "Project  %s\n", rep.Project)
+	}
+	extra := ""
+	if n := len(su.Files) - 1; n > 0 {
+		extra = fmt.Sprintf(" (+%d more file(s) with usage)", n)
+	}
+	fmt.Fprintf(w, "File     %s%s\n", rep.Main, extra)
+	model := rep.Model
+	if model == "" {
+		model = "(unknown)"
+	}
+	win := rep.Window
+	fmt.Fprintf(w, "Model    %s, window %s tokens (%s), usable budget %s, compaction at %s\n\n",
+		model, fmtTok(int64(win.Tokens)), win.Source, fmtTok(int64(win.Usable)), fmtTok(int64(win.CompactAt)))
+
+	c := rep.Context
+	est := rep.Estimate
+	estLabel := est.Method + ", an estimate for this model"
+	if est.Exact {
+		estLabel = est.Method + ", exact for this model"
+	}
+	fmt.Fprintln(w, col.bold("Context now"))
+	if c.Recorded >= 0 {
+		fmt.Fprintf(w, "  recorded   %s tokens (%s)\n", fmtTok(c.Recorded), c.RecordedSource)
+	} else {
+		fmt.Fprintf(w, "  recorded   - (the files record no context size)\n")
+	}
+	fmt.Fprintf(w, "  estimated  %s tokens of text since the last compaction (%s)\n", fmtTok(c.Estimated), estLabel)
+	frac := c.Percent / 100
+	b := bar(frac, 30)
+	switch {
+	case c.Left < 0:
+		b = col.red(b)
+	case frac >= 0.6:
+		b = col.yellow(b)
+	default:
+		b = col.green(b)
+	}
+	left := fmt.Sprintf("%s tokens left before compaction", fmtTok(c.Left))
+	if c.Left < 0 {
+		left = col.red(fmt.Sprintf("%s tokens past the compaction threshold", fmtTok(-c.Left)))
+	}
+	fmt.Fprintf(w, "  %s %5.1f%% of %s (%s) — %s\n\n", b, c.Percent, fmtTok(int64(win.Tokens)), c.Basis, left)
+
+	t := su.Totals
+	fmt.Fprintf(w, "%s (recorded usage of all files, %d requests)\n", col.bold("Consumption"), t.Requests)
+	if t.Requests == 0 {
+		if rep.Agent == session.Kimi {
+			fmt.Fprintln(w, "  no recorded usage: Kimi CLI records billing usage only in wire.jsonl, and this session has none")
+		} else {
+			fmt.Fprintln(w, "  no recorded usage in this session")
+		}
+	} else {
+		tw := trimWriter(w)
+		tb := newTable(tw, "  MODEL", "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "TOTAL")
+		for _, m := range t.Models() {
+			u := t.ByModel[m]
+			tb.Append([]string{"  " + m, fmtTok(u.Input), fmtTok(u.Output), fmtTok(u.CacheRead), fmtTok(u.CacheCreation), fmtTok(u.Total())})
+		}
+		tb.Append([]string{"  total", fmtTok(t.Input), fmtTok(t.Output), fmtTok(t.CacheRead), fmtTok(t.CacheCreation), col.bold(fmtTok(t.Total()))})
+		tb.Render()
+		flushTable(tw)
+		if t.Reasoning > 0 {
+			fmt.Fprintf(w, "  (output includes %s reasoning tokens)\n", fmtTok(t.Reasoning))
+		}
+	}
+	if su.Rejected > 0 {
+		fmt.Fprintf(w, "  %s %d usage line(s) not counted:", col.yellow("note:"), su.Rejected)
+		for i, d := range su.RejectedLines {
+			if i == 3 {
+				fmt.Fprint(w, " …")
+				break
+			}
+			fmt.Fprintf(w, " line %d (%s)", d.Line, d.Reason)
+		}
+		fmt.Fprintln(w)
+	}
+	if su.SessctlOnly > 0 {
+		fmt.Fprintf(w, "  note: %d line(s) counted here are dropped silently by ccusage (first: line %d, %s)\n",
+			su.SessctlOnly, su.SessctlLines[0].Line, su.SessctlLines[0].Reason)
+	}
+	fmt.Fprintln(w)
+
+	fmt.Fprintf(w, "%s (estimated, %s; main transcript, %s tokens)\n", col.bold("Where the tokens are"), est.Method, fmtTok(est.Total))
+	tw := trimWriter(w)
+	tb := newTable(tw, "  ROLE", "RECORDS", "TOKENS", "SHARE")
+	for _, r := range rep.ByRole {
+		tb.Append([]string{"  " + r.Role, strconv.Itoa(r.Records), fmtTok(r.Tokens), pct(r.Tokens, est.Total)})
+	}
+	tb.Render()
+	flushTable(tw)
+	if len(rep.ByTool) > 0 {
+		fmt.Fprintln(w)
+		tw = trimWriter(w)
+		tb = newTable(tw, "  TOOL", "CALLS", "CALL TOKENS", "RESULTS", "RESULT TOKENS", "SHARE")
+		for i, tt := range rep.ByTool {
+			if i == 15 {
+				tb.Append([]string{fmt.Sprintf("  … %d more", len(rep.ByTool)-15), "", "", "", "", ""})
+				break
+			}
+			tb.Append([]string{"  " + tt.Name, strconv.Itoa(tt.Calls), fmtTok(tt.CallTokens), strconv.Itoa(tt.Results),
+				fmtTok(tt.ResultTokens), pct(tt.CallTokens+tt.ResultTokens, est.Total)})
+		}
+		tb.Render()
+		flushTable(tw)
+		fmt.Fprintf(w, "  tool calls %s tokens (%d) vs tool results %s tokens (%d)\n", fmtTok(rep.Tools.CallTokens), rep.Tools.Calls,
+			fmtTok(rep.Tools.ResultTokens), rep.Tools.Results)
+	}
+	if len(rep.Largest) > 0 {
+		fmt.Fprintf(w, "\n%s\n", col.bold("Largest records"))
+		tw = trimWriter(w)
+		tb = newTable(tw, "  LINE", "ROLE", "TOKENS", "PREVIEW")
+		for _, l := range rep.Largest {
+			role := l.Role
+			if l.Tool != "" {
+				role += " " + l.Tool
+			}
+			tb.Append([]string{"  " + strconv.Itoa(l.Line), role, fmtTok(l.Tokens), ellipsis(l.Preview, 60)})
+		}
+		tb.Render()
+		flushTable(tw)
+	}
+	if len(rep.Growth) > 0 {
+		fmt.Fprintf(w, "\n%s per %s (estimated context at its end; recorded gauge where the file has one)\n", col.bold("Growth"), rep.GrowthUnit)
+		rows := rep.Growth
+		skipped := 0
+		if len(rows) > 20 {
+			skipped = len(rows) - 20
+			rows = rows[skipped:]
+		}
+		if skipped > 0 {
+			fmt.Fprintf(w, "  (%d earlier %ss not shown; --json has all)\n", skipped, rep.GrowthUnit)
+		}
+		tw = trimWriter(w)
+		tb = newTable(tw, "  "+strings.ToUpper(rep.GrowthUnit), "LINE", "ADDED", "ESTIMATED", "RECORDED")
+		for _, g := range rows {
+			rec := "-"
+			if g.Recorded >= 0 {
+				rec = fmtTok(g.Recorded)
+			}
+			tb.Append([]string{"  " + strconv.Itoa(g.N), strconv.Itoa(g.Line), fmtTok(g.Added), fmtTok(g.Estimated), rec})
+		}
+		tb.Render()
+		flushTable(tw)
+	}
+	if rep.Corrupt > 0 {
+		var ls []string
+		for _, n := range rep.CorruptLines {
+			ls = append(ls, strconv.Itoa(n))
+		}
+		fmt.Fprintf(w, "\n%s %d corrupt line(s) in the main transcript (line %s); they are skipped, not fatal\n",
+			col.yellow("note:"), rep.Corrupt, strings.Join(ls, ", "))
+	}
 }

@@ -212,7 +212,8 @@ func claudeLine(line []byte, num int, cl *claudeUsageLine, fu *FileUsage, models
 		if cc {
 			fu.CCUsageOnly++
 		}
-	} else if !cc {
+	} else if !cc && cl.in+cl.out+cl.cc+cl.cr+cl.m5+cl.h1 > 0 {
+		// (a line with zero usage changes no total: not worth a note)
 		fu.sessctlOnly(num, ccReason)
 	}
 	if !counted && !cc {
