@@ -79,9 +79,9 @@ func runCompact(env *appEnv, c *cli.Context, o compactOptions) error {
 			return findingsError("%v", err).withHint("a smaller --keep compacts more (it must stay at least 1)")
 		}
 		if res != nil && res.Original != "" {
-			return fmt.Errorf("compact %s: %w (the original is intact; a copy is at %s)", s.Main, err, res.Original)
+			return fmt.Errorf("%w (the original is intact; a copy is at %s)", err, res.Original)
 		}
-		return fmt.Errorf("compact %s: %w", s.Main, err)
+		return err
 	}
 	if o.json {
 		return writeJSON(env.stdout, res)
@@ -99,8 +99,12 @@ func renderCompact(env *appEnv, r *compact.Result, col colorer) {
 	if !r.Tokens.Exact {
 		label = "estimate"
 	}
-	fmt.Fprintf(w, "tokens:   %s → %s (%s saved; %s, %s)\n", thousands(int64(r.Tokens.Before)), thousands(int64(r.Tokens.After)),
-		col.green(fmt.Sprintf("%.1f%%", r.Tokens.SavedPercent)), r.Tokens.Encoding, label)
+	change := col.green(fmt.Sprintf("%.1f%% saved", r.Tokens.SavedPercent))
+	if r.Tokens.SavedPercent < 0 {
+		change = col.yellow(fmt.Sprintf("%.1f%% larger: the summary outweighs what it replaces", -r.Tokens.SavedPercent))
+	}
+	fmt.Fprintf(w, "tokens:   %s → %s (%s; %s, %s)\n", thousands(int64(r.Tokens.Before)), thousands(int64(r.Tokens.After)),
+		change, r.Tokens.Encoding, label)
 	if r.Tokens.RecordedBefore != nil || r.Tokens.RecordedAfter != nil {
 		fmt.Fprintf(w, "recorded: context %s before", optThousands(r.Tokens.RecordedBefore))
 		if r.Tokens.RecordedAfter != nil {

@@ -211,6 +211,26 @@ func (e *extractor) files(n int) []*fileInfo {
 	for _, f := range e.file {
 		fs = append(fs, f)
 	}
+	sort.Slice(fs, func(i, j int) bool { return fs[i].path < fs[j].path })
+	// a relative mention of a file also known by a longer path is that file
+	merged := map[*fileInfo]bool{}
+	for _, f := range fs {
+		for _, g := range fs {
+			if f != g && !merged[g] && !strings.HasPrefix(f.path, "/") && strings.HasSuffix(g.path, "/"+strings.TrimPrefix(f.path, "./")) {
+				g.mentions += f.mentions
+				g.last = max(g.last, f.last)
+				merged[f] = true
+				break
+			}
+		}
+	}
+	kept := fs[:0]
+	for _, f := range fs {
+		if !merged[f] {
+			kept = append(kept, f)
+		}
+	}
+	fs = kept
 	sort.Slice(fs, func(i, j int) bool {
 		a, b := fs[i], fs[j]
 		if a.written != b.written {
