@@ -143,7 +143,6 @@ type item struct {
 	turn      int  // growth marker: start of a turn (checkpoint id + 1, or turn number)
 	recorded  int64
 	recSource string
-	pending   bool // Kimi: text after the last _usage adds to its gauge
 }
 
 // batchBytes bounds the text held for counting at once.
