@@ -88,11 +88,11 @@ func TestClaudeBadInputAndCCUsageQuirks(t *testing.T) {
 	fu := scan(t, session.Claude, session.FileMain,
 		spaced, // ccusage drops it (no exact "usage":{ bytes); sessctl counts it
 		claudeLineOf("msg_n", "", `{"input_tokens":3,"output_tokens":4}`, `,"costUSD":null`), // ccusage: null key
-		claudeLineOf("msg_a", "", `{"input_tokens":"40","output_tokens":9}`, ""),              // a string
-		claudeLineOf("msg_b", "", `{"input_tokens":40,"output_tokens":-9}`, ""),               // negative
-		claudeLineOf("msg_c", "", `{"input_tokens":null,"output_tokens":9}`, ""),              // null
-		claudeLineOf("msg_d", "", `{"input_tokens":4.5,"output_tokens":9}`, ""),               // fraction
-		claudeLineOf("msg_e", "", `{"input_tokens":99999999999999,"output_tokens":1}`, ""),    // absurd
+		claudeLineOf("msg_a", "", `{"input_tokens":"40","output_tokens":9}`, ""),             // a string
+		claudeLineOf("msg_b", "", `{"input_tokens":40,"output_tokens":-9}`, ""),              // negative
+		claudeLineOf("msg_c", "", `{"input_tokens":null,"output_tokens":9}`, ""),             // null
+		claudeLineOf("msg_d", "", `{"input_tokens":4.5,"output_tokens":9}`, ""),              // fraction
+		claudeLineOf("msg_e", "", `{"input_tokens":99999999999999,"output_tokens":1}`, ""),   // absurd
 		claudeLineOf("msg_f", "", `{"input_tokens":1,"output_tokens":1,"cache_read_input_tokens":null}`, ""),
 		`{"type":"assistant","message": {"usage":{ GARBAGE`,
 		`not json at all`,
