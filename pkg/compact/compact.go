@@ -182,7 +182,7 @@ func Compact(path string, agent session.Agent, opt Options) (*Result, error) {
 	}
 	res.CompactedMessages = plan.messages - opt.Keep
 	res.KeptMessages = opt.Keep
-	res.SplitLine = plan.split
+	res.SplitLine, res.SplitOffset = plan.split, plan.splitOffset
 
 	enc, exact := tokens.EncodingForModel(plan.model)
 	counter, err := tokens.NewCounter(enc)
