@@ -68,6 +68,10 @@ func runRestore(env *appEnv, s *session.Session, opt restoreOptions) error {
 	if from == nil {
 		return usageErrorf("%s: no rotation %d", path, opt.n).withHint("sessctl rotations %s lists them", shellQuote(path))
 	}
+	if from.Size == 0 && !opt.force {
+		return usageErrorf("%s: rotation %d is empty (a placeholder left by an interrupted rotation?)", path, opt.n).
+			withHint("use --force to restore an empty file anyway")
+	}
 	out := restoreOutput{Session: path, DryRun: opt.dryRun, Restored: *from, OldSize: fileSize(path), NewSize: from.Size}
 	if opt.dryRun {
 		return renderRestore(env, out, opt)
