@@ -208,6 +208,7 @@ type discoverer struct {
 	kimiJSON map[string]map[string]string // share dir -> its kimi.json mapping
 	seen     map[string]bool              // main paths already taken
 	flat     []flatAgent
+	listed   map[string]map[string]bool // directory -> its entry names (dirHas)
 }
 
 type flatAgent struct {
@@ -518,6 +519,9 @@ func (d *discoverer) sidecar(s *Session, dir string) {
 // store as side directories.
 func (d *discoverer) claudeSideDirs(s *Session, root string) {
 	for _, sub := range []string{"file-history", "session-env"} {
+		if !d.dirHas(filepath.Join(root, sub), s.ID) {
+			continue
+		}
 		p := filepath.Join(root, sub, s.ID)
 		fi, err := os.Lstat(p)
 		if err != nil || !fi.IsDir() {
@@ -537,6 +541,25 @@ func (d *discoverer) claudeSideDirs(s *Session, root string) {
 		})
 		s.Files = append(s.Files, f)
 	}
+}
+
+// dirHas reports whether dir holds an entry called name, reading each
+// directory once (a store has one file-history entry per session, so a Lstat
+// per session would cost a syscall for each of tens of thousands).
+func (d *discoverer) dirHas(dir, name string) bool {
+	names, ok := d.listed[dir]
+	if !ok {
+		names = map[string]bool{}
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			names[e.Name()] = true
+		}
+		if d.listed == nil {
+			d.listed = map[string]map[string]bool{}
+		}
+		d.listed[dir] = names
+	}
+	return names[name]
 }
 
 // attachFlatAgents gives the old flat agent-<id>.jsonl subagent files to the
