@@ -156,7 +156,11 @@ func Analyze(s *session.Session, opt Options) (*Report, error) {
 	if rep.Consumption.Project != "" {
 		rep.Project = rep.Consumption.Project
 	}
-	rep.Subagents = len(s.FilesWithRole(session.FileSubagent))
+	for _, f := range UsageFiles(s) {
+		if f.Role == session.FileSubagent {
+			rep.Subagents++
+		}
+	}
 	f := session.FormatFor(s.Agent)
 	if f == nil {
 		return nil, fmt.Errorf("%s: not a session file of a known agent", s.Main)
