@@ -628,3 +628,35 @@ func TestClawdcodePair(t *testing.T) {
 		t.Errorf("aborted result %s", added[5])
 	}
 }
+
+// TestKimiSpacedMessagesWrittenCompact: message lines written in json.dumps
+// style (as kimi-cli's tests do) are written back the way Kimi writes
+// messages: compact, raw UTF-8.
+func TestKimiSpacedMessagesWrittenCompact(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "context.jsonl")
+	writeFile(t, path,
+		`{"role": "_system_prompt", "content": "sp"}`,
+		`{"role": "_checkpoint", "id": 0}`,
+		`{"role": "user", "content": "first"}`,
+		`{"role": "assistant", "content": "second"}`,
+		`{"role": "user", "content": "caf\u00e9 third"}`,
+		`{"role": "assistant", "content": "fourth", "tool_calls": [{"type": "function", "id": "t1", "function": {"name": "Shell", "arguments": "{}"}}]}`)
+	if _, err := Compact(path, session.Kimi, opts()); err != nil {
+		t.Fatal(err)
+	}
+	got := readLines(t, path)
+	want := []string{
+		`{"role":"user","content":"café third"}`,
+		`{"role":"assistant","content":"fourth","tool_calls":[{"type":"function","id":"t1","function":{"name":"Shell","arguments":"{}"}}]}`,
+		`{"role":"tool","content":"<system>ERROR: aborted (no result was recorded before the context was compacted)</system>","tool_call_id":"t1"}`,
+	}
+	if len(got) != 7 {
+		t.Fatalf("%d lines:\n%s", len(got), bytes.Join(got, []byte("\n")))
+	}
+	for i, w := range want {
+		if string(got[3+i]) != w {
+			t.Errorf("line %d:\n got %s\nwant %s", 4+i, got[3+i], w)
+		}
+	}
+	kimiRestore(t, mustRead(t, path))
+}

@@ -1,6 +1,7 @@
 package compact
 
 import (
+	"bytes"
 	"strings"
 
 	"github.com/sessctl/sessctl/pkg/jsonl"
@@ -39,7 +40,13 @@ func (w *kimiWriter) tailItem(r *session.Record) *titem {
 	if r.Kind != session.KindMessage {
 		return nil
 	}
-	return parseItem(r)
+	it := parseItem(r)
+	if it != nil && bytes.HasPrefix(it.raw, []byte(`{"role": `)) {
+		// a message line in json.dumps style (older tools, test fixtures):
+		// Kimi writes messages back compact, so does sessctl
+		it.raw = style{}.encode(nil, it.val)
+	}
+	return it
 }
 
 func (w *kimiWriter) truncate(it *titem, f func(string) (string, bool)) int {
