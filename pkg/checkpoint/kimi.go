@@ -78,7 +78,9 @@ func KimiRevert(src io.Reader, dst io.Writer, n int64) (KimiRevertStats, error) 
 		text, changed := pyDecode(raw[:len(raw)-eol])
 		blank := pyBlank(text)
 		var obj map[string]json.RawMessage
-		if !blank {
+		// after the cut only checkpoints matter (for the next id); a line
+		// that cannot name one is not parsed
+		if !blank && (!st.Found || bytes.Contains(text, []byte("_checkpoint")) || bytes.Contains(text, []byte(`\u`))) {
 			obj = pyLoadsObject(text)
 		}
 		// the whole file decides the next checkpoint id (restore)
@@ -152,50 +154,57 @@ func KimiRevert(src io.Reader, dst io.Writer, n int64) (KimiRevertStats, error) 
 // pyLines splits a byte stream the way Python's text mode with universal
 // newlines does: at "\n", "\r\n" and a lone "\r".
 type pyLines struct {
-	br  *bufio.Reader
-	off int64
-	num int
-	buf []byte
+	br     *bufio.Reader
+	off    int64
+	num    int
+	seg    []byte // the current run of bytes up to and including a "\n" (or EOF)
+	segPos int
 }
 
 func newPyLines(r io.Reader) *pyLines { return &pyLines{br: bufio.NewReaderSize(r, 64<<10)} }
 
 // next returns a line with its terminator (raw[:len-eol] is the content),
-// the terminator's length (0, 1 or 2), and the line's offset.
+// the terminator's length (0, 1 or 2), and the line's offset. raw is valid
+// until the next call.
 func (p *pyLines) next() (raw []byte, eol int, off int64, err error) {
-	p.buf = p.buf[:0]
-	off = p.off
-	for {
-		c, err := p.br.ReadByte()
-		if err == io.EOF {
-			if len(p.buf) == 0 {
-				return nil, 0, off, io.EOF
+	if p.segPos >= len(p.seg) {
+		p.seg, p.segPos = p.seg[:0], 0
+		for {
+			frag, err := p.br.ReadSlice('\n')
+			p.seg = append(p.seg, frag...)
+			if err == bufio.ErrBufferFull {
+				continue
 			}
-			p.num++
-			p.off += int64(len(p.buf))
-			return p.buf, 0, off, nil
-		}
-		if err != nil {
-			return nil, 0, off, err
-		}
-		p.buf = append(p.buf, c)
-		switch c {
-		case '\n':
-			eol = 1
-		case '\r':
-			eol = 1
-			if b, err := p.br.Peek(1); err == nil && b[0] == '\n' {
-				p.br.ReadByte()
-				p.buf = append(p.buf, '\n')
-				eol = 2
+			if err != nil && err != io.EOF {
+				return nil, 0, p.off, err
 			}
-		default:
-			continue
+			break
 		}
-		p.num++
-		p.off += int64(len(p.buf))
-		return p.buf, eol, off, nil
+		if len(p.seg) == 0 {
+			return nil, 0, p.off, io.EOF
+		}
 	}
+	rest := p.seg[p.segPos:]
+	line := rest
+	if i := bytes.IndexByte(rest, '\r'); i >= 0 && i+1 < len(rest) {
+		if rest[i+1] == '\n' {
+			line = rest[:i+2]
+		} else {
+			line = rest[:i+1]
+		}
+	}
+	n := len(line)
+	switch {
+	case n >= 2 && line[n-2] == '\r' && line[n-1] == '\n':
+		eol = 2
+	case n >= 1 && (line[n-1] == '\n' || line[n-1] == '\r'):
+		eol = 1
+	}
+	off = p.off
+	p.segPos += n
+	p.off += int64(n)
+	p.num++
+	return line, eol, off, nil
 }
 
 // pyDecode returns a line's content (without terminator) decoded the way

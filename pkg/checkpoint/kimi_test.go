@@ -199,6 +199,23 @@ func TestKimiRevertPythonSemantics(t *testing.T) {
 	}
 }
 
+// TestKimiRevertLongLinesAndCR: lines longer than the read buffer, and
+// a lone \r before the end of file.
+func TestKimiRevertLongLinesAndCR(t *testing.T) {
+	long := `{"role":"user","content":"` + strings.Repeat("x", 200<<10) + `"}`
+	in := long + "\r\n" + `{"role":"user","content":"a"}` + "\r" + `{"role": "_checkpoint", "id": 0}` + "\r"
+	got, st, err := revert(t, in, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := long + "\n" + `{"role":"user","content":"a"}` + "\n"; got != want {
+		t.Errorf("got %d bytes, want %d", len(got), len(want))
+	}
+	if st.Normalised != 2 || st.CutLine != 3 || st.CutOffset != int64(len(long)+2+len(`{"role":"user","content":"a"}`)+1) {
+		t.Errorf("stats %+v", st)
+	}
+}
+
 func TestKimiRevertRefusals(t *testing.T) {
 	const sp = `{"role": "_system_prompt", "content": "p"}` + "\n"
 	// checkpoint 5 exists, but the last checkpoint is 1, so Kimi's next id is 2
