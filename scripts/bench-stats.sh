@@ -41,7 +41,7 @@ mkdir -p "$WORK/home"
 # warm the page cache so that both tools read from memory
 find "$corpus" -name '*.jsonl' -print0 | xargs -0 cat >/dev/null
 
-env=(HOME="$WORK/home" CLAUDE_CONFIG_DIR="$corpus" CODEX_HOME="$WORK/home/none" NO_COLOR=1 TZ=UTC)
+env=(-u CODEX_HOME -u KIMI_SHARE_DIR -u KIMI_DATA_DIR HOME="$WORK/home" CLAUDE_CONFIG_DIR="$corpus" NO_COLOR=1 TZ=UTC)
 measure() { # label cmd... ; prints "seconds kilobytes"
 	local label=$1
 	shift

@@ -148,9 +148,11 @@ PY
 status=0
 compare() { # name claude_dir codex_dir
 	local name=$1 claude=$2 codex=$3
-	local env=(HOME="$WORK/home" NO_COLOR=1 TZ=UTC)
-	[ -n "$claude" ] && env+=(CLAUDE_CONFIG_DIR="$claude") || env+=(CLAUDE_CONFIG_DIR="$WORK/home/none")
-	[ -n "$codex" ] && env+=(CODEX_HOME="$codex") || env+=(CODEX_HOME="$WORK/home/none")
+	local env=(-u CLAUDE_CONFIG_DIR -u CODEX_HOME -u KIMI_SHARE_DIR -u KIMI_DATA_DIR HOME="$WORK/home" NO_COLOR=1 TZ=UTC)
+	# an empty HOME stands in for the data sets not given (ccusage exits 1
+	# when CLAUDE_CONFIG_DIR has no projects/)
+	[ -z "$claude" ] || env+=(CLAUDE_CONFIG_DIR="$claude")
+	[ -z "$codex" ] || env+=(CODEX_HOME="$codex")
 	env "${env[@]}" "$CCUSAGE" session --json --offline -z UTC >"$WORK/$name.ccusage.json" 2>"$WORK/$name.ccusage.err" ||
 		{ cat "$WORK/$name.ccusage.err" >&2; die "ccusage failed on $name"; }
 	env "${env[@]}" "$WORK/sessctl" stats --all --no-progress --json >"$WORK/$name.sessctl.json" ||

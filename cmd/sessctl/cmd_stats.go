@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -123,7 +124,37 @@ func runStats(env *appEnv, c *cli.Context, opt statsOptions) error {
 		}
 		ss = append(ss, s)
 	}
-	return runStatsMany(env, ss, opt)
+	if err := runStatsMany(env, dedupeCodex(ss), opt); err != nil {
+		return err
+	}
+	if c.Context.Err() != nil {
+		return errInterrupted
+	}
+	return nil
+}
+
+// dedupeCodex keeps one rollout per Codex thread: the same file can be in
+// sessions/ and archived_sessions/ (ccusage counts it once too, sessions/
+// winning).
+func dedupeCodex(ss []*session.Session) []*session.Session {
+	best := map[string]int{}
+	var out []*session.Session
+	for _, s := range ss {
+		if s.Agent != session.Codex || s.ID == "" {
+			out = append(out, s)
+			continue
+		}
+		i, seen := best[s.ID]
+		if !seen {
+			best[s.ID] = len(out)
+			out = append(out, s)
+			continue
+		}
+		if strings.Contains(filepath.ToSlash(out[i].Main), "/archived_sessions/") && !strings.Contains(filepath.ToSlash(s.Main), "/archived_sessions/") {
+			out[i] = s
+		}
+	}
+	return out
 }
 
 // progressBar draws "scanning 42% [####    ] 84 MiB / 200 MiB" on stderr, but
