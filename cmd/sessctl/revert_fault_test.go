@@ -238,3 +238,36 @@ func TestRestoreFaultAtEveryStep(t *testing.T) {
 		}
 	}
 }
+
+// TestPruneRespectsLock: while another sessctl holds a session's lock,
+// prune-rotations deletes none of its rotations and exits 3.
+func TestPruneRespectsLock(t *testing.T) {
+	s := kimiSession(t)
+	for _, n := range []string{"context_1.jsonl", "context_2.jsonl"} {
+		os.WriteFile(filepath.Join(s.Dir, n), []byte(kimiOrig), 0o600)
+	}
+	lock, err := safety.LockFile(s.Main)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, _ := testEnv()
+	err = runPrune(env, []*session.Session{s}, pruneOptions{keep: 0})
+	if exitCode(err) != exitRefused {
+		t.Errorf("err %v (exit %d), want a refusal", err, exitCode(err))
+	}
+	for _, n := range []string{"context_1.jsonl", "context_2.jsonl"} {
+		if _, err := os.Stat(filepath.Join(s.Dir, n)); err != nil {
+			t.Errorf("%s deleted while locked", n)
+		}
+	}
+	lock.Unlock()
+	if err := runPrune(env, []*session.Session{s}, pruneOptions{keep: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(s.Dir, "context_1.jsonl")); err == nil {
+		t.Errorf("context_1.jsonl kept")
+	}
+	if _, err := os.Stat(filepath.Join(s.Dir, "context_2.jsonl")); err != nil {
+		t.Errorf("context_2.jsonl deleted")
+	}
+}
