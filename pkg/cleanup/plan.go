@@ -1,0 +1,733 @@
+// Package cleanup removes old agent sessions safely. It works on whole
+// sessions as pkg/session discovers them (a session expires when the newest
+// of its files is older than the cutoff), plans first, and deletes only what
+// the plan lists: every file is re-checked (same inode, size and mtime, not
+// a symlink, inside a root, not being written) just before it is removed.
+//
+// It imports pkg/session, pkg/safety and pkg/jsonl.
+package cleanup
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sessctl/sessctl/pkg/jsonl"
+	"github.com/sessctl/sessctl/pkg/safety"
+	"github.com/sessctl/sessctl/pkg/session"
+)
+
+// DefaultOlderThan is the age after which a session expires when neither
+// --older-than nor Claude Code's cleanupPeriodDays says otherwise.
+const DefaultOlderThan = 30 * 24 * time.Hour
+
+// Options say what to remove.
+type Options struct {
+	Roots []session.Root
+	// MissingOK skips roots that do not exist (the default stores) instead
+	// of failing.
+	MissingOK bool
+	// OlderThan is the expiry age. OlderThanSet says the user gave it; when
+	// not set, Claude Code sessions use cleanupPeriodDays from the settings.json
+	// of their root when it has one.
+	OlderThan    time.Duration
+	OlderThanSet bool
+	// Keep protects the N newest sessions of each project (by age and by
+	// MaxSize).
+	Keep int
+	// MaxSize, when > 0, removes the oldest sessions until the sessions
+	// under the roots take at most this many bytes.
+	MaxSize int64
+	// Rotations also removes rotated files older than the cutoff from the
+	// sessions that stay.
+	Rotations bool
+	// Agent limits the cleanup to one agent's sessions ("" = all).
+	Agent session.Agent
+	// Now is the clock; Quiet is how long a session must have been left
+	// alone to not count as live (safety.DefaultQuiet when 0).
+	Now   time.Time
+	Quiet time.Duration
+}
+
+// Plan is what a cleanup would remove.
+type Plan struct {
+	Now time.Time `json:"now"`
+	// Sessions are whole sessions to remove, oldest first.
+	Sessions []*Item `json:"sessions"`
+	// Rotations are rotated files of sessions that stay.
+	Rotations []*Item `json:"rotations"`
+	// Skipped are sessions that qualified but are left alone, with why.
+	Skipped []Skip `json:"skipped"`
+	// Side are references from side files to the sessions in the plan.
+	Side []*SideRef `json:"side_refs"`
+	// Warnings are problems that did not stop the plan (unreadable
+	// directories, cleanupPeriodDays that could not be read, a cap that
+	// cannot be reached).
+	Warnings []string `json:"warnings"`
+	// StoreBytes is the size of all sessions found under the roots;
+	// KeptSessions how many of them stay.
+	StoreBytes   int64 `json:"store_bytes"`
+	AllSessions  int   `json:"sessions_found"`
+	KeptSessions int   `json:"sessions_kept"`
+
+	roots []root
+	real  map[string]string // directory -> its real path (symlinks resolved)
+}
+
+// Item is one session (or the rotations of one session) to remove, with the
+// exact files and the directories to remove once they are empty.
+type Item struct {
+	Agent   session.Agent `json:"agent"`
+	ID      string        `json:"id"`
+	Project string        `json:"project"`
+	Main    string        `json:"main"`
+	Root    string        `json:"root"`
+	Updated time.Time     `json:"updated"`
+	Reason  string        `json:"reason"`
+	Files   []Entry       `json:"files"`
+	// Dirs are the session's own directories (Kimi session dir, Claude
+	// <id>/, file-history/<id>, session-env/<id>). Once the files are gone,
+	// each is removed with the empty directories below it; a directory that
+	// still holds something unplanned stays.
+	Dirs  []string `json:"dirs,omitempty"`
+	Bytes int64    `json:"bytes"`
+
+	// Status is set by Apply: planned, removed, refused, failed.
+	Status string `json:"status"`
+	Error  string `json:"error,omitempty"`
+	// Removed counts what Apply really removed.
+	RemovedFiles int   `json:"removed_files,omitempty"`
+	RemovedBytes int64 `json:"removed_bytes,omitempty"`
+
+	err   error
+	whole bool // a whole session (else: some rotated files)
+	root  root
+}
+
+// Err is the error that refused or failed the item in Apply (a
+// *safety.RefusalError for refusals), or nil.
+func (it *Item) Err() error { return it.err }
+
+// Entry is one file of the plan, with its identity at planning time.
+type Entry struct {
+	Path    string    `json:"path"`
+	Size    int64     `json:"size"`
+	ModTime time.Time `json:"mtime"`
+	id      safety.Identity
+}
+
+// Skip is a session left alone.
+type Skip struct {
+	Agent  session.Agent `json:"agent"`
+	ID     string        `json:"id"`
+	Main   string        `json:"main"`
+	Reason string        `json:"reason"`
+}
+
+// Item statuses.
+const (
+	StatusPlanned = "planned"
+	StatusRemoved = "removed"
+	StatusRefused = "refused"
+	StatusFailed  = "failed"
+)
+
+// root is a root with its real path (symlinks resolved).
+type root struct {
+	path string
+	real string
+}
+
+// contains reports whether the real path p is inside the root (not the root
+// itself).
+func (r root) contains(p string) bool {
+	rel, err := filepath.Rel(r.real, p)
+	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// Files counts the files of the items.
+func Files(items []*Item) (n int, bytes int64) {
+	for _, it := range items {
+		n += len(it.Files)
+		bytes += it.Bytes
+	}
+	return n, bytes
+}
+
+// ErrNoRoot is returned (wrapped) for a root that does not exist.
+var ErrNoRoot = errors.New("no such directory")
+
+// MakePlan finds the sessions under the roots and decides what to remove.
+// It reads and stats, and never changes anything.
+func MakePlan(opt Options) (*Plan, error) {
+	if opt.Now.IsZero() {
+		opt.Now = time.Now()
+	}
+	if opt.Quiet == 0 {
+		opt.Quiet = safety.DefaultQuiet
+	}
+	if opt.OlderThan == 0 && !opt.OlderThanSet {
+		opt.OlderThan = DefaultOlderThan
+	}
+	p := &Plan{Now: opt.Now, Sessions: []*Item{}, Rotations: []*Item{}, Skipped: []Skip{}, Side: []*SideRef{}, Warnings: []string{}}
+	var roots []session.Root
+	for _, r := range opt.Roots {
+		real, err := filepath.EvalSymlinks(r.Path)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				if opt.MissingOK {
+					continue
+				}
+				return nil, fmt.Errorf("root %s: %w", r.Path, ErrNoRoot)
+			}
+			return nil, fmt.Errorf("root %s: %w", r.Path, err)
+		}
+		fi, err := os.Stat(real)
+		if err != nil {
+			return nil, fmt.Errorf("root %s: %w", r.Path, err)
+		}
+		if !fi.IsDir() {
+			return nil, fmt.Errorf("root %s: not a directory", r.Path)
+		}
+		if abs, err := filepath.Abs(real); err == nil {
+			real = abs
+		}
+		if r.Agent == "" {
+			r.Agent = GuessAgent(r.Path)
+		}
+		if abs, err := filepath.Abs(r.Path); err == nil {
+			r.Path = abs
+		}
+		roots = append(roots, r)
+		p.roots = append(p.roots, root{path: r.Path, real: real})
+	}
+	res := discover(roots, opt.MissingOK)
+	var broken []string // paths discovery could not read
+	for _, err := range res.Errors {
+		p.Warnings = append(p.Warnings, err.Error())
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			broken = append(broken, pe.Path)
+		}
+	}
+
+	// the sessions in scope, with their cutoff
+	type cand struct {
+		s       *session.Session
+		updated time.Time
+		size    int64
+		cutoff  time.Time
+		why     string
+		live    bool
+		keep    bool
+		planned bool
+	}
+	periods := map[string]claudePeriod{}
+	var cands []*cand
+	for _, s := range res.Sessions {
+		if opt.Agent != "" && s.Agent != opt.Agent {
+			continue
+		}
+		c := &cand{s: s, updated: s.Updated(), size: s.Size()}
+		age := opt.OlderThan
+		c.why = "older than " + FormatAge(age)
+		if s.Agent == session.Claude && !opt.OlderThanSet {
+			cp, ok := periods[s.Root]
+			if !ok {
+				cp = readClaudePeriod(s.Root)
+				periods[s.Root] = cp
+				if cp.warning != "" {
+					p.Warnings = append(p.Warnings, cp.warning)
+				}
+			}
+			if cp.days > 0 {
+				age = time.Duration(cp.days) * 24 * time.Hour
+				c.why = fmt.Sprintf("older than %d days (cleanupPeriodDays in %s)", cp.days, cp.path)
+			}
+		}
+		c.cutoff = opt.Now.Add(-age)
+		since := opt.Now.Sub(c.updated)
+		c.live = since < opt.Quiet && since > -time.Minute
+		p.StoreBytes += c.size
+		cands = append(cands, c)
+	}
+	p.AllSessions = len(cands)
+
+	// --keep: the N newest of each project stay
+	if opt.Keep > 0 {
+		ss := make([]*session.Session, len(cands))
+		for i, c := range cands {
+			ss[i] = c.s
+		}
+		keys := projectKeys(ss)
+		groups := map[string][]*cand{}
+		for i, c := range cands {
+			groups[keys[i]] = append(groups[keys[i]], c)
+		}
+		for _, g := range groups {
+			sort.SliceStable(g, func(i, j int) bool { return g[i].updated.After(g[j].updated) })
+			for i := 0; i < len(g) && i < opt.Keep; i++ {
+				g[i].keep = true
+			}
+		}
+	}
+
+	// oldest first: the order of removal
+	sort.SliceStable(cands, func(i, j int) bool {
+		if !cands[i].updated.Equal(cands[j].updated) {
+			return cands[i].updated.Before(cands[j].updated)
+		}
+		return cands[i].s.Main < cands[j].s.Main
+	})
+
+	remaining := p.StoreBytes
+	take := func(c *cand, reason string) {
+		it, err := p.expand(c.s, reason, broken)
+		if err != nil {
+			p.Skipped = append(p.Skipped, Skip{Agent: c.s.Agent, ID: c.s.ID, Main: c.s.Main, Reason: err.Error()})
+			return
+		}
+		c.planned = true
+		remaining -= it.Bytes
+		p.Sessions = append(p.Sessions, it)
+	}
+	for _, c := range cands {
+		if !c.updated.Before(c.cutoff) {
+			continue
+		}
+		switch {
+		case c.live:
+			p.Skipped = append(p.Skipped, Skip{Agent: c.s.Agent, ID: c.s.ID, Main: c.s.Main, Reason: "live: changed less than " + opt.Quiet.String() + " ago"})
+		case c.keep:
+			p.Skipped = append(p.Skipped, Skip{Agent: c.s.Agent, ID: c.s.ID, Main: c.s.Main, Reason: fmt.Sprintf("one of the %d newest of its project (--keep)", opt.Keep)})
+		default:
+			take(c, c.why)
+		}
+	}
+	if opt.Rotations {
+		for _, c := range cands {
+			if c.planned || c.live {
+				continue
+			}
+			it := p.rotationsOf(c.s, c.cutoff, "rotated file "+c.why, broken)
+			if it != nil {
+				remaining -= it.Bytes
+				p.Rotations = append(p.Rotations, it)
+			}
+		}
+	}
+	if opt.MaxSize > 0 && remaining > opt.MaxSize {
+		for _, c := range cands {
+			if remaining <= opt.MaxSize {
+				break
+			}
+			if c.planned || c.live || c.keep {
+				continue
+			}
+			// its rotations may already be planned: count them once
+			for i, r := range p.Rotations {
+				if r.Main == c.s.Main {
+					remaining += r.Bytes
+					p.Rotations = append(p.Rotations[:i], p.Rotations[i+1:]...)
+					break
+				}
+			}
+			take(c, "over --max-size "+FormatSize(opt.MaxSize))
+		}
+		if remaining > opt.MaxSize {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("cannot get under --max-size %s: %s stay in sessions that are live, kept by --keep or could not be planned",
+				FormatSize(opt.MaxSize), FormatSize(remaining)))
+		}
+	}
+	p.KeptSessions = len(cands) - len(p.Sessions)
+	p.findSideRefs()
+	return p, nil
+}
+
+// discover runs session discovery on each root in its own goroutine (the
+// walk is syscall-bound) and merges the results; a session found under two
+// overlapping roots is kept once.
+func discover(roots []session.Root, missingOK bool) *session.Result {
+	parts := make([]*session.Result, len(roots))
+	var wg sync.WaitGroup
+	for i, r := range roots {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			parts[i] = session.Discover([]session.Root{r}, missingOK)
+		}()
+	}
+	wg.Wait()
+	res := &session.Result{}
+	seen := map[string]bool{}
+	for _, part := range parts {
+		for _, s := range part.Sessions {
+			if !seen[s.Main] {
+				seen[s.Main] = true
+				res.Sessions = append(res.Sessions, s)
+			}
+		}
+		res.Unrecognized = append(res.Unrecognized, part.Unrecognized...)
+		res.Errors = append(res.Errors, part.Errors...)
+	}
+	return res
+}
+
+// projectKeys groups sessions for --keep: the agent and its project (for
+// Codex, whose files are sorted by date, the working directory recorded in
+// session_meta, read by a few goroutines since it means opening every file).
+func projectKeys(ss []*session.Session) []string {
+	keys := make([]string, len(ss))
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, 64<<10)
+			for i := range work {
+				keys[i] = string(ss[i].Agent) + "\x00" + codexCWD(ss[i].Main, buf)
+			}
+		}()
+	}
+	for i, s := range ss {
+		if s.Agent == session.Codex {
+			work <- i
+		} else {
+			keys[i] = string(s.Agent) + "\x00" + s.Project
+		}
+	}
+	close(work)
+	wg.Wait()
+	return keys
+}
+
+// codexCWD reads the cwd of a rollout's session_meta (its first lines,
+// looked for in the first len(buf) bytes).
+func codexCWD(path string, buf []byte) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	n, _ := io.ReadFull(f, buf)
+	f.Close()
+	r := jsonl.NewReader(bytes.NewReader(buf[:n]))
+	format := session.FormatFor(session.Codex)
+	for i := 0; i < 5; i++ {
+		l, err := r.Next()
+		if err != nil {
+			return ""
+		}
+		if rec := session.Decode(format, l); rec.CWD != "" {
+			return rec.CWD
+		}
+	}
+	return ""
+}
+
+// expand lists the exact files of a session (side directories walked) with
+// their identities, and the directories to remove when empty. It refuses a
+// session with a file outside the roots, a symlink, or a directory discovery
+// could not read.
+func (p *Plan) expand(s *session.Session, reason string, broken []string) (*Item, error) {
+	it := &Item{Agent: s.Agent, ID: s.ID, Project: s.Project, Main: s.Main, Root: s.Root,
+		Updated: s.Updated(), Reason: reason, Status: StatusPlanned, whole: true}
+	r, ok := p.rootOf(s.Main)
+	if !ok {
+		return nil, fmt.Errorf("%s is not inside a root given to cleanup", s.Main)
+	}
+	it.root = r
+	// the session's own directories: discovery listed every regular file in
+	// s.Dir; side directories (Claude file-history/<id>, session-env/<id>)
+	// come as one entry each and are walked here
+	if s.Dir != "" {
+		it.Dirs = append(it.Dirs, s.Dir)
+	}
+	for _, f := range s.Files {
+		if !f.Dir {
+			if err := p.addFile(it, f.Path); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		it.Dirs = append(it.Dirs, f.Path)
+		err := filepath.WalkDir(f.Path, func(q string, e fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !e.Type().IsRegular() {
+				return nil // symlinks and other non-files stay (and so does their directory)
+			}
+			return p.addFile(it, q)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	for _, d := range it.Dirs {
+		for _, b := range broken {
+			if b == d || strings.HasPrefix(b, d+string(filepath.Separator)) {
+				return nil, fmt.Errorf("%s could not be read completely", d)
+			}
+		}
+	}
+	sort.SliceStable(it.Dirs, func(i, j int) bool { return depth(it.Dirs[i]) > depth(it.Dirs[j]) })
+	return it, nil
+}
+
+func depth(p string) int { return strings.Count(p, string(filepath.Separator)) }
+
+// addFile records one file after checking that it is a regular file inside
+// the item's root.
+func (p *Plan) addFile(it *Item, path string) error {
+	if err := p.inRoot(it.root, path); err != nil {
+		return err
+	}
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
+	}
+	k := keyOf(fi) // the identity safety.Stat would give, from the same Lstat
+	id := safety.Identity{Dev: k.Dev, Ino: k.Ino, Size: fi.Size(), ModTime: fi.ModTime()}
+	it.Files = append(it.Files, Entry{Path: path, Size: fi.Size(), ModTime: fi.ModTime(), id: id})
+	it.Bytes += fi.Size()
+	return nil
+}
+
+// inRoot checks that path's directory, symlinks resolved, is inside the root
+// (or is the root), so that removing path removes nothing elsewhere.
+func inRoot(r root, path string) error {
+	dir, err := realDir(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	return r.check(path, dir)
+}
+
+func (r root) check(path, dir string) error {
+	if dir != r.real && !r.contains(dir) {
+		return fmt.Errorf("%s is outside the root %s (its directory resolves to %s)", path, r.path, dir)
+	}
+	return nil
+}
+
+// inRoot is inRoot with the directories' real paths cached.
+func (p *Plan) inRoot(r root, path string) error {
+	dir, err := p.realDir(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	return r.check(path, dir)
+}
+
+// realDir is the real path of directory d: its parent's real path (cached)
+// joined with its name, or, when d itself is a symlink, the link resolved.
+// One Lstat per directory instead of one per path component.
+func (p *Plan) realDir(d string) (string, error) {
+	if r, ok := p.real[d]; ok {
+		return r, nil
+	}
+	parent := filepath.Dir(d)
+	var r string
+	if parent == d || !filepath.IsAbs(d) {
+		var err error
+		if r, err = realDir(d); err != nil {
+			return "", err
+		}
+	} else {
+		rp, err := p.realDir(parent)
+		if err != nil {
+			return "", err
+		}
+		fi, err := os.Lstat(d)
+		if err != nil {
+			return "", err
+		}
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			if r, err = realDir(d); err != nil {
+				return "", err
+			}
+		case !fi.IsDir():
+			return "", fmt.Errorf("%s is not a directory", d)
+		default:
+			r = filepath.Join(rp, filepath.Base(d))
+		}
+	}
+	if p.real == nil {
+		p.real = map[string]string{}
+	}
+	p.real[d] = r
+	return r, nil
+}
+
+func realDir(d string) (string, error) {
+	dir, err := filepath.EvalSymlinks(d)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Abs(dir)
+}
+
+func (p *Plan) rootOf(path string) (root, bool) {
+	for _, r := range p.roots {
+		if p.inRoot(r, path) == nil {
+			return r, true
+		}
+	}
+	return root{}, false
+}
+
+// rotationsOf plans the rotated files of a session that stays when they are
+// older than the cutoff.
+func (p *Plan) rotationsOf(s *session.Session, cutoff time.Time, reason string, broken []string) *Item {
+	var old []session.File
+	for _, f := range s.FilesWithRole(session.FileRotation) {
+		if f.ModTime.Before(cutoff) {
+			old = append(old, f)
+		}
+	}
+	if len(old) == 0 {
+		return nil
+	}
+	r, ok := p.rootOf(s.Main)
+	if !ok {
+		return nil
+	}
+	it := &Item{Agent: s.Agent, ID: s.ID, Project: s.Project, Main: s.Main, Root: s.Root,
+		Updated: s.Updated(), Reason: reason, Status: StatusPlanned, root: r}
+	for _, f := range old {
+		if err := p.addFile(it, f.Path); err != nil {
+			p.Skipped = append(p.Skipped, Skip{Agent: s.Agent, ID: s.ID, Main: s.Main, Reason: err.Error()})
+			return nil
+		}
+	}
+	return it
+}
+
+// GuessAgent names the agent whose store a directory is, from its name and
+// layout, or returns "" (discovery then detects each file).
+func GuessAgent(dir string) session.Agent {
+	base := strings.TrimPrefix(filepath.Base(dir), ".")
+	exists := func(name string) bool {
+		_, err := os.Lstat(filepath.Join(dir, name))
+		return err == nil
+	}
+	switch {
+	case base == "claude" && exists("projects"),
+		exists("projects") && (exists("file-history") || exists("session-env") || exists("settings.json")):
+		return session.Claude
+	case base == "kimi" || exists("kimi.json"):
+		return session.Kimi
+	case base == "codex" || exists("session_index.jsonl") || exists("state_5.sqlite"):
+		return session.Codex
+	case base == "clawdcode":
+		return session.Clawdcode
+	}
+	return ""
+}
+
+type claudePeriod struct {
+	days    int
+	path    string
+	warning string
+}
+
+// readClaudePeriod reads cleanupPeriodDays from <root>/settings.json.
+func readClaudePeriod(rootDir string) claudePeriod {
+	path := filepath.Join(rootDir, "settings.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return claudePeriod{}
+		}
+		return claudePeriod{warning: fmt.Sprintf("%s: %v (cleanupPeriodDays ignored)", path, err)}
+	}
+	var v struct {
+		Days *json.Number `json:"cleanupPeriodDays"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return claudePeriod{warning: fmt.Sprintf("%s: %v (cleanupPeriodDays ignored)", path, err)}
+	}
+	if v.Days == nil {
+		return claudePeriod{}
+	}
+	n, err := v.Days.Int64()
+	if err != nil || n < 1 || n > 1e6 {
+		return claudePeriod{warning: fmt.Sprintf("%s: cleanupPeriodDays %s is not a positive number of days (ignored; the default applies)", path, v.Days)}
+	}
+	return claudePeriod{days: int(n), path: path}
+}
+
+// FormatAge prints a duration in the units --older-than accepts (30d, 2w,
+// 12h).
+func FormatAge(d time.Duration) string {
+	switch {
+	case d == 0:
+		return "0s"
+	case d%(7*24*time.Hour) == 0:
+		return fmt.Sprintf("%dw", d/(7*24*time.Hour))
+	case d%(24*time.Hour) == 0:
+		return fmt.Sprintf("%dd", d/(24*time.Hour))
+	case d%time.Hour == 0:
+		return fmt.Sprintf("%dh", d/time.Hour)
+	}
+	return d.String()
+}
+
+// ParseSize reads a size: a number with an optional unit K, M, G, T (powers
+// of 1024; KB/KiB/K are the same), e.g. 20G, 500M, 1.5T.
+func ParseSize(s string) (int64, error) {
+	orig := s
+	s = strings.TrimSpace(strings.ToUpper(s))
+	s = strings.TrimSuffix(strings.TrimSuffix(s, "B"), "I")
+	mult := int64(1)
+	if n := len(s); n > 0 {
+		switch s[n-1] {
+		case 'K':
+			mult = 1 << 10
+		case 'M':
+			mult = 1 << 20
+		case 'G':
+			mult = 1 << 30
+		case 'T':
+			mult = 1 << 40
+		}
+		if mult > 1 {
+			s = s[:n-1]
+		}
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0, fmt.Errorf("invalid size %q (use e.g. 20G, 500M)", orig)
+	}
+	return int64(f * float64(mult)), nil
+}
+
+// FormatSize prints bytes with a binary unit (20G → "20.0 GiB").
+func FormatSize(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
