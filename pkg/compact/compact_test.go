@@ -660,3 +660,25 @@ func TestKimiSpacedMessagesWrittenCompact(t *testing.T) {
 	}
 	kimiRestore(t, mustRead(t, path))
 }
+
+// TestKimiInvalidUTF8 reads lines as Kimi does: invalid UTF-8 becomes
+// U+FFFD, and the message is kept.
+func TestKimiInvalidUTF8(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "context.jsonl")
+	writeFile(t, path,
+		`{"role": "_system_prompt", "content": "sp"}`,
+		`{"role":"user","content":"first"}`,
+		`{"role":"assistant","content":"second"}`,
+		"{\"role\":\"user\",\"content\":\"bad \xe4\xb8 \xff\xfe bytes\"}",
+		`{"role":"system","content":"a system note"}`,
+		`{"role":"assistant","content":"fourth"}`)
+	res, err := Compact(path, session.Kimi, opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := readLines(t, path)
+	if res.CorruptTail != 0 || len(got) != 7 || string(got[3]) != "{\"role\":\"user\",\"content\":\"bad \uFFFD \uFFFD\uFFFD bytes\"}" ||
+		string(got[4]) != `{"role":"system","content":"a system note"}` {
+		t.Errorf("corrupt %d:\n%s", res.CorruptTail, bytes.Join(got, []byte("\n")))
+	}
+}
