@@ -214,8 +214,8 @@ func (p *pass2) run(path string, f session.Format) error {
 			r.Kind, r.Role = session.KindCompaction, session.RoleUser
 		}
 		startsMsg := mc.starts(&r)
-		if r.UserPrompt {
-			p.sawUser = true
+		if r.UserPrompt || r.Kind == session.KindCompaction && r.Role == session.RoleUser {
+			p.sawUser = true // a request, or an earlier summary of requests
 		}
 		if conversational(&r) {
 			p.before += recordTokens(p.count, r.Text, r.ToolCalls, r.ToolResults)
