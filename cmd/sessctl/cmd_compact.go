@@ -58,7 +58,7 @@ func compactCommand(env *appEnv) *cli.Command {
 				opt: compact.Options{
 					Keep: c.Int("keep"), SummaryTokens: c.Int("summary-tokens"), MaxToolOutput: c.Int("max-tool-output"),
 					Summarizer: c.String("summarizer"), SummarizerTimeout: c.Duration("summarizer-timeout"),
-					DryRun: c.Bool("dry-run"), Force: c.Bool("force"), Now: env.now,
+					DryRun: c.Bool("dry-run"), Force: c.Bool("force"), Now: env.now, Ctx: c.Context,
 				},
 				json:  c.Bool("json"),
 				color: useColor(env.stdout, env, c.Bool("no-color")),

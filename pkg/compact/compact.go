@@ -17,6 +17,7 @@
 package compact
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -58,6 +59,9 @@ type Options struct {
 	Now   func() time.Time
 	// Fault is passed to rewrite (tests only).
 	Fault func(step string) error
+	// Ctx, when set, stops the compaction (nothing is written) and the
+	// summariser when it is cancelled.
+	Ctx context.Context
 }
 
 // ErrTooShort is returned when there is nothing before the kept tail.
@@ -156,6 +160,9 @@ func Compact(path string, agent session.Agent, opt Options) (*Result, error) {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
+	if opt.Ctx == nil {
+		opt.Ctx = context.Background()
+	}
 	f := session.FormatFor(agent)
 	if f == nil {
 		return nil, fmt.Errorf("%s: cannot compact a file of unknown format", path)
@@ -171,7 +178,7 @@ func Compact(path string, agent session.Agent, opt Options) (*Result, error) {
 	}
 
 	w := newWriter(agent, path)
-	plan, err := findSplit(path, f, opt.Keep, w)
+	plan, err := findSplit(opt.Ctx, path, f, opt.Keep, w)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -216,6 +223,9 @@ func Compact(path string, agent session.Agent, opt Options) (*Result, error) {
 		t0 := time.Now()
 		out, err := p.runSummarizer()
 		res.Summarizer.Seconds = time.Since(t0).Seconds()
+		if opt.Ctx.Err() != nil {
+			return nil, opt.Ctx.Err()
+		}
 		if err != nil {
 			res.Summarizer.Kind, res.Summarizer.Fallback, res.Summarizer.Error = "extractive", true, err.Error()
 		} else {
@@ -262,6 +272,9 @@ func Compact(path string, agent session.Agent, opt Options) (*Result, error) {
 	if opt.DryRun {
 		res.Seconds = time.Since(start).Seconds()
 		return res, nil
+	}
+	if err := opt.Ctx.Err(); err != nil {
+		return nil, err
 	}
 
 	eol := w.eol()

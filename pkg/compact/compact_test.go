@@ -2,6 +2,7 @@ package compact
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -680,5 +681,26 @@ func TestKimiInvalidUTF8(t *testing.T) {
 	if res.CorruptTail != 0 || len(got) != 7 || string(got[3]) != "{\"role\":\"user\",\"content\":\"bad \uFFFD \uFFFD\uFFFD bytes\"}" ||
 		string(got[4]) != `{"role":"system","content":"a system note"}` {
 		t.Errorf("corrupt %d:\n%s", res.CorruptTail, bytes.Join(got, []byte("\n")))
+	}
+}
+
+// TestInterrupted: a cancelled compaction (Ctrl-C) stops a hanging
+// summariser at once and writes nothing.
+func TestInterrupted(t *testing.T) {
+	path, orig := claudeSession(t, t.TempDir(), "small")
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	o := opts()
+	o.Ctx, o.Summarizer, o.SummarizerTimeout = ctx, "sleep 30", time.Minute
+	start := time.Now()
+	_, err := Compact(path, session.Claude, o)
+	if !errors.Is(err, context.Canceled) || time.Since(start) > 10*time.Second {
+		t.Fatalf("err %v after %v", err, time.Since(start))
+	}
+	if !bytes.Equal(mustRead(t, path), orig) {
+		t.Error("file changed")
+	}
+	if _, err := os.Stat(path + ".1"); err == nil {
+		t.Error("a rotation was made")
 	}
 }

@@ -88,7 +88,7 @@ func (p *pass2) runSummarizer() (string, error) {
 	if _, err := h.f.Seek(0, io.SeekStart); err != nil {
 		return "", err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), p.opt.SummarizerTimeout)
+	ctx, cancel := context.WithTimeout(p.opt.Ctx, p.opt.SummarizerTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", p.opt.Summarizer)
 	cmd.Stdin = h.f
@@ -100,6 +100,9 @@ func (p *pass2) runSummarizer() (string, error) {
 	setProcessGroup(cmd)
 	cmd.WaitDelay = 2 * time.Second
 	err := cmd.Run()
+	if p.opt.Ctx.Err() != nil {
+		return "", p.opt.Ctx.Err()
+	}
 	if ctx.Err() == context.DeadlineExceeded {
 		return "", fmt.Errorf("timed out after %s", p.opt.SummarizerTimeout)
 	}

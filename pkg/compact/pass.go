@@ -2,6 +2,7 @@ package compact
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -113,7 +114,7 @@ func recordedContext(agent session.Agent, r *session.Record) int64 {
 
 // findSplit is the first pass: where does the live context start, how many
 // messages does it hold, and where does the kept tail begin.
-func findSplit(path string, f session.Format, keep int, w writer) (*plan, error) {
+func findSplit(ctx context.Context, path string, f session.Format, keep int, w writer) (*plan, error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -138,6 +139,9 @@ func findSplit(path string, f session.Format, keep int, w writer) (*plan, error)
 			return nil, err
 		}
 		p.endsNL = l.EOL != jsonl.NoEOL
+		if l.Num%1024 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		if agent == session.Kimi {
 			kimiRepair(l)
 		}
@@ -200,6 +204,9 @@ func (p *pass2) run(path string, f session.Format) error {
 				break
 			}
 			return err
+		}
+		if l.Num%1024 == 0 && p.opt.Ctx.Err() != nil {
+			return p.opt.Ctx.Err()
 		}
 		if l.Num < p.plan.activeStart {
 			continue
