@@ -87,6 +87,7 @@ func commands(env *appEnv) []*cli.Command {
 		completionCommand(env),
 		statsCommand(env),
 		checkpointsCommand(env), revertCommand(env), rotationsCommand(env), restoreCommand(env), pruneRotationsCommand(env), diffCommand(env),
+		cleanupCommand(env),
 		// more commands: add one line each
 	}
 }

@@ -1,0 +1,290 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sessctl/sessctl/pkg/cleanup"
+	"github.com/sessctl/sessctl/pkg/safety"
+	"github.com/sessctl/sessctl/pkg/session"
+	"github.com/urfave/cli/v2"
+)
+
+type cleanupOptions struct {
+	roots     []string
+	agent     session.Agent
+	olderThan time.Duration
+	ageSet    bool
+	keep      int
+	maxSize   int64
+	rotations bool
+	apply     bool
+	quiet     bool
+	json      bool
+	color     bool
+	lockPath  string
+}
+
+func cleanupCommand(env *appEnv) *cli.Command {
+	return &cli.Command{
+		Name:  "cleanup",
+		Usage: "remove old sessions (whole sessions, with their side files); dry run unless --apply",
+		Description: "A session expires when the newest of its files (transcript, rotations, subagent and\n" +
+			"side files) is older than --older-than (default 30d; for Claude Code, cleanupPeriodDays from\n" +
+			"<root>/settings.json unless --older-than is given). Without --apply it only prints the plan.\n" +
+			"Live sessions, symlinks and anything outside the roots are never removed. See docs/cleanup.md.\n" +
+			"Exit status: 0 done, 2 an error (unreadable directory, failed removal), 3 refused for safety\n" +
+			"(another cleanup running, a session changed or became live after planning).",
+		Flags: []cli.Flag{
+			rootFlag(), agentFlag(),
+			&cli.StringFlag{Name: "older-than", Value: "30d", Usage: "expire sessions whose newest file is older than `AGE` (30d, 12h, 2w)"},
+			&cli.IntFlag{Name: "keep", Usage: "always keep the `N` newest sessions of each project"},
+			&cli.StringFlag{Name: "max-size", Usage: "also remove the oldest sessions until all take at most `SIZE` (20G, 500M)"},
+			&cli.BoolFlag{Name: "rotations", Usage: "also remove rotated files older than the cutoff from sessions that stay"},
+			&cli.BoolFlag{Name: "apply", Usage: "remove what the plan lists (default: dry run)"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only errors and a one-line summary (for cron)"},
+			jsonFlag(), noColorFlag(),
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageErrorf("cleanup takes no arguments (got %q)", c.Args().First()).withHint("use --root DIR to clean up another store")
+			}
+			opt := cleanupOptions{roots: c.StringSlice("root"), keep: c.Int("keep"), rotations: c.Bool("rotations"),
+				apply: c.Bool("apply"), quiet: c.Bool("quiet"), json: c.Bool("json"),
+				color: useColor(env.stdout, env, c.Bool("no-color")), ageSet: c.IsSet("older-than"),
+				lockPath: cleanup.LockPath(env.getenv, env.home)}
+			if a := c.String("agent"); a != "" {
+				ag, ok := session.ParseAgent(a)
+				if !ok {
+					return usageErrorf("unknown agent %q", a).withHint("agents are kimi, claude, codex and clawdcode")
+				}
+				opt.agent = ag
+			}
+			d, err := parseAge(c.String("older-than"))
+			if err != nil {
+				return usageErrorf("--older-than: %v", err)
+			}
+			opt.olderThan = d
+			if opt.keep < 0 {
+				return usageErrorf("--keep must be 0 or more")
+			}
+			if s := c.String("max-size"); s != "" {
+				n, err := cleanup.ParseSize(s)
+				if err != nil || n == 0 {
+					return usageErrorf("--max-size: invalid size %q (use e.g. 20G, 500M)", s)
+				}
+				opt.maxSize = n
+			}
+			return runCleanup(c.Context, env, opt)
+		},
+	}
+}
+
+// cleanupReport is cleanup --json.
+type cleanupReport struct {
+	DryRun bool `json:"dry_run"`
+	*cleanup.Plan
+	Summary cleanupSummary `json:"summary"`
+}
+
+type cleanupSummary struct {
+	Sessions      int   `json:"sessions"`
+	Files         int   `json:"files"`
+	Bytes         int64 `json:"bytes"`
+	RotationFiles int   `json:"rotation_files"`
+	RotationBytes int64 `json:"rotation_bytes"`
+	Skipped       int   `json:"skipped"`
+	StoreBytes    int64 `json:"store_bytes"`
+	// after --apply
+	Result *cleanup.Result `json:"result,omitempty"`
+}
+
+func runCleanup(ctx context.Context, env *appEnv, opt cleanupOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	lock, err := cleanup.Lock(opt.lockPath)
+	if err != nil {
+		if errors.Is(err, safety.ErrLocked) {
+			return (&cliError{code: exitRefused, err: err}).withHint("only one cleanup runs at a time; try again when the other one has finished")
+		}
+		return err
+	}
+	defer lock.Unlock()
+
+	po := cleanup.Options{OlderThan: opt.olderThan, OlderThanSet: opt.ageSet, Keep: opt.keep, MaxSize: opt.maxSize,
+		Rotations: opt.rotations, Agent: opt.agent, Now: env.now()}
+	if len(opt.roots) > 0 {
+		for _, r := range opt.roots {
+			po.Roots = append(po.Roots, session.Root{Path: r})
+		}
+	} else {
+		po.Roots = session.DefaultRoots(env.getenv, env.home)
+		po.MissingOK = true
+	}
+	plan, err := cleanup.MakePlan(po)
+	if err != nil {
+		return err
+	}
+	var res *cleanup.Result
+	if opt.apply {
+		r := cleanup.Apply(ctx, plan, cleanup.ApplyOptions{Now: env.now})
+		res = &r
+	}
+	nf, nb := cleanup.Files(plan.Sessions)
+	rf, rb := cleanup.Files(plan.Rotations)
+	sum := cleanupSummary{Sessions: len(plan.Sessions), Files: nf, Bytes: nb, RotationFiles: rf, RotationBytes: rb,
+		Skipped: len(plan.Skipped), StoreBytes: plan.StoreBytes, Result: res}
+
+	switch {
+	case opt.json:
+		if err := writeJSON(env.stdout, cleanupReport{DryRun: !opt.apply, Plan: plan, Summary: sum}); err != nil {
+			return err
+		}
+	case opt.quiet:
+		for _, w := range plan.Warnings {
+			fmt.Fprintf(env.stderr, "sessctl: warning: %s\n", w)
+		}
+		printCleanupErrors(env.stderr, plan)
+		fmt.Fprintln(env.stdout, cleanupSummaryLine(plan, sum, res))
+	default:
+		for _, w := range plan.Warnings {
+			fmt.Fprintf(env.stderr, "sessctl: warning: %s\n", w)
+		}
+		renderCleanup(env.stdout, plan, res, colorer{opt.color})
+		fmt.Fprintln(env.stdout, cleanupSummaryLine(plan, sum, res))
+		if res == nil && (len(plan.Sessions) > 0 || len(plan.Rotations) > 0) {
+			fmt.Fprintln(env.stdout, "dry run: nothing was removed; run again with --apply to remove the above")
+		}
+	}
+	return cleanupExit(plan, res)
+}
+
+// cleanupExit: 2 when something could not be read or removed, 3 when a
+// planned removal was refused for safety, else 0.
+func cleanupExit(plan *cleanup.Plan, res *cleanup.Result) error {
+	ioProblems := 0
+	for _, w := range plan.Warnings {
+		if !strings.HasPrefix(w, "cannot get under --max-size") {
+			ioProblems++
+		}
+	}
+	if res != nil && res.Failed > 0 {
+		return &cliError{code: exitError, err: errSilent}
+	}
+	if res != nil && res.Refused > 0 {
+		return &cliError{code: exitRefused, err: errSilent}
+	}
+	if ioProblems > 0 {
+		return &cliError{code: exitError, err: errSilent}
+	}
+	return nil
+}
+
+func printCleanupErrors(w io.Writer, plan *cleanup.Plan) {
+	for _, it := range append(append([]*cleanup.Item{}, plan.Sessions...), plan.Rotations...) {
+		if it.Status == cleanup.StatusRefused || it.Status == cleanup.StatusFailed {
+			fmt.Fprintf(w, "sessctl: error: %s %s %s: %s\n", it.Status, it.Agent, session.ShortID(it.ID), it.Error)
+		}
+	}
+	for _, ref := range plan.Side {
+		if ref.Status == cleanup.StatusFailed {
+			fmt.Fprintf(w, "sessctl: error: %s: %s\n", ref.Path, ref.Error)
+		}
+	}
+}
+
+func cleanupSummaryLine(plan *cleanup.Plan, sum cleanupSummary, res *cleanup.Result) string {
+	if res == nil {
+		s := fmt.Sprintf("would remove %d of %d sessions (%s, %s)", sum.Sessions, plan.AllSessions, plural(sum.Files, "file"), humanBytes(sum.Bytes))
+		if sum.RotationFiles > 0 {
+			s += fmt.Sprintf(" and %s (%s)", plural(sum.RotationFiles, "rotated file"), humanBytes(sum.RotationBytes))
+		}
+		if sum.Skipped > 0 {
+			s += fmt.Sprintf("; %d skipped", sum.Skipped)
+		}
+		return s + fmt.Sprintf("; store %s → %s", humanBytes(plan.StoreBytes), humanBytes(plan.StoreBytes-sum.Bytes-sum.RotationBytes))
+	}
+	s := fmt.Sprintf("removed %d of %d sessions and %s (%s in all, %s)", res.RemovedSessions, plan.AllSessions,
+		plural(res.RemovedRotations, "rotated file"), plural(res.RemovedFiles, "file"), humanBytes(res.RemovedBytes))
+	if res.Refused > 0 {
+		s += fmt.Sprintf("; %d refused", res.Refused)
+	}
+	if res.Failed > 0 {
+		s += fmt.Sprintf("; %d failed", res.Failed)
+	}
+	if sum.Skipped > 0 {
+		s += fmt.Sprintf("; %d skipped", sum.Skipped)
+	}
+	return s + fmt.Sprintf("; store %s → %s", humanBytes(plan.StoreBytes), humanBytes(plan.StoreBytes-res.RemovedBytes))
+}
+
+func renderCleanup(w io.Writer, plan *cleanup.Plan, res *cleanup.Result, col colorer) {
+	verb := func(it *cleanup.Item, planned string) string {
+		switch it.Status {
+		case cleanup.StatusRemoved:
+			return col.green("removed")
+		case cleanup.StatusRefused:
+			return col.yellow("refused")
+		case cleanup.StatusFailed:
+			return col.red("FAILED")
+		}
+		return planned
+	}
+	for _, it := range plan.Sessions {
+		fmt.Fprintf(w, "%s %s %s  %s  updated %s  %s  %s  (%s)\n", verb(it, "remove"), it.Agent, session.ShortID(it.ID),
+			projectLabel(it.Project), it.Updated.Local().Format("2006-01-02 15:04"), plural(len(it.Files), "file"), humanBytes(it.Bytes), it.Reason)
+		if it.Error != "" {
+			fmt.Fprintf(w, "  %s\n", col.red(it.Error))
+		}
+		for _, f := range it.Files {
+			fmt.Fprintf(w, "  %s  %s\n", f.Path, col.dim(humanBytes(f.Size)))
+		}
+		for _, d := range it.Dirs {
+			fmt.Fprintf(w, "  %s/  %s\n", d, col.dim("(directory, when empty)"))
+		}
+	}
+	for _, it := range plan.Rotations {
+		fmt.Fprintf(w, "%s rotated files of %s %s  %s  (%s)\n", verb(it, "remove"), it.Agent, session.ShortID(it.ID), projectLabel(it.Project), it.Reason)
+		if it.Error != "" {
+			fmt.Fprintf(w, "  %s\n", col.red(it.Error))
+		}
+		for _, f := range it.Files {
+			fmt.Fprintf(w, "  %s  %s  %s\n", f.Path, col.dim(humanBytes(f.Size)), col.dim(f.ModTime.Local().Format("2006-01-02")))
+		}
+	}
+	for _, s := range plan.Skipped {
+		fmt.Fprintf(w, "%s %s %s  %s  (%s)\n", col.yellow("skip"), s.Agent, session.ShortID(s.ID), s.Main, s.Reason)
+	}
+	for _, ref := range plan.Side {
+		var what string
+		switch {
+		case ref.Status == cleanup.SideDone:
+			what = col.green("cleared")
+		case ref.Status == cleanup.StatusFailed:
+			what = col.red("FAILED: " + ref.Error)
+		case ref.Status == cleanup.SideUnchanged:
+			what = "unchanged (session kept)"
+		case ref.Action == cleanup.ActionClear && res == nil:
+			what = "will be cleared with --apply"
+		default:
+			what = col.yellow("stale, left for you")
+		}
+		fmt.Fprintf(w, "side %s %s: %s %s — %s\n", ref.Agent, session.ShortID(ref.SessionID), ref.Path, ref.What, what)
+	}
+}
+
+func projectLabel(p string) string {
+	if p == "" {
+		return "-"
+	}
+	if strings.ContainsAny(p, " \t") {
+		return strconv.Quote(p)
+	}
+	return p
+}
