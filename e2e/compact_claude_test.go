@@ -176,11 +176,30 @@ func TestCompactClaude(t *testing.T) {
 
 // TestCompactClaudePreservedSegment records what Claude Code 2.1.197 does
 // with a compact_boundary whose compactMetadata.preservedSegment points at
-// messages before the boundary (as its own /compact writes): are they sent
-// after the summary? sessctl does not rely on it (it appends copies of the
-// tail); this test documents the client's behaviour.
+// messages before the boundary (as its own /compact writes): they are sent
+// after the summary; without preservedSegment nothing before the boundary
+// is. sessctl does not rely on it (it appends copies of the tail, which it
+// may have to change); this test documents the client's behaviour.
 func TestCompactClaudePreservedSegment(t *testing.T) {
 	t.Parallel()
+	for _, withSegment := range []bool{true, false} {
+		name := "with-preservedSegment"
+		if !withSegment {
+			name = "without"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			kept := claudePreserved(t, withSegment)
+			// with the segment Claude sends it after the summary; without it,
+			// nothing before the boundary is sent
+			if kept != withSegment {
+				t.Errorf("preservedSegment %v: the segment was sent: %v", withSegment, kept)
+			}
+		})
+	}
+}
+
+func claudePreserved(t *testing.T, withSegment bool) bool {
 	h := NewHarness(t)
 	a := h.ClaudePrompt("NOTOOL first turn OLDONE")
 	id := a.SessionID
@@ -211,12 +230,15 @@ func TestCompactClaudePreservedSegment(t *testing.T) {
 	}
 	boundary, summary := newUUIDForTest(), newUUIDForTest()
 	now := time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
+	meta := map[string]any{"trigger": "manual", "preTokens": 1000, "postTokens": 100}
+	if withSegment {
+		meta["preservedSegment"] = map[string]any{"headUuid": head["uuid"], "anchorUuid": summary, "tailUuid": tail["uuid"]}
+	}
 	h.AppendLine(path, mustJSONString(t, map[string]any{
 		"parentUuid": nil, "logicalParentUuid": tail["uuid"], "isSidechain": false, "type": "system", "subtype": "compact_boundary",
 		"content": "Conversation compacted", "isMeta": false, "timestamp": now, "uuid": boundary, "level": "info",
-		"compactMetadata": map[string]any{"trigger": "manual", "preTokens": 1000, "postTokens": 100,
-			"preservedSegment": map[string]any{"headUuid": head["uuid"], "anchorUuid": summary, "tailUuid": tail["uuid"]}},
-		"userType": "external", "entrypoint": env["entrypoint"], "cwd": env["cwd"], "sessionId": id, "version": env["version"], "gitBranch": env["gitBranch"],
+		"compactMetadata": meta,
+		"userType":        "external", "entrypoint": env["entrypoint"], "cwd": env["cwd"], "sessionId": id, "version": env["version"], "gitBranch": env["gitBranch"],
 	}))
 	h.AppendLine(path, mustJSONString(t, map[string]any{
 		"parentUuid": boundary, "isSidechain": false, "type": "user",
@@ -233,10 +255,11 @@ func TestCompactClaudePreservedSegment(t *testing.T) {
 			kept = true
 		}
 	}
-	t.Logf("Claude Code %s with preservedSegment sent user texts %q (preserved segment kept by reference: %v)", ClaudeVersion, texts, kept)
+	t.Logf("Claude Code %s, preservedSegment %v: user texts %q", ClaudeVersion, withSegment, texts)
 	if len(texts) == 0 || !strings.Contains(texts[0], "PRESERVED-TEST") {
 		t.Errorf("the summary was not sent first: %q", texts)
 	}
+	return kept
 }
 
 func newUUIDForTest() string {
