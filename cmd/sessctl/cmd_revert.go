@@ -217,7 +217,7 @@ func lineOf(p *checkpoint.Plan) int {
 	if p.Mechanism == checkpoint.KimiRevertTo {
 		return p.Kimi.CutLine
 	}
-	return p.Point.Line
+	return p.CutLine
 }
 
 func mechanismText(m checkpoint.Mechanism) string {

@@ -172,3 +172,18 @@ func TestCodexCompactedTruncates(t *testing.T) {
 		t.Errorf("turn 2 (after the compaction): %+v %v", p2, err)
 	}
 }
+
+// TestClaudeDanglingToolUse: the real 68b2b030 file was cut after an
+// assistant tool_use (line 7) and resumed with a new prompt (line 10).
+// Reverting to that turn cuts before the unanswered tool_use.
+func TestClaudeDanglingToolUse(t *testing.T) {
+	path := realClient(t, "claude-home/claude/projects/-home-dev-work-demo/68b2b030-9eda-4c17-b1a4-84d728904891.jsonl")
+	data, _ := os.ReadFile(path)
+	p, err := PlanRevert(path, session.Claude, 1, Auto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Point.Line != 10 || p.CutLine != 7 || p.Cut != lineOffset(data, 7) || p.RemovedRecords != 7 {
+		t.Errorf("plan: prompt line %d, cut line %d at %d (want line 7 at %d), removed %d", p.Point.Line, p.CutLine, p.Cut, lineOffset(data, 7), p.RemovedRecords)
+	}
+}

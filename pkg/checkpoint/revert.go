@@ -57,8 +57,10 @@ type Plan struct {
 	N         int           `json:"n"`
 	Mechanism Mechanism     `json:"mechanism"`
 	Point     Point         `json:"point"`
-	// Cut is the byte offset the file is cut at (revert_to, truncate).
-	Cut int64 `json:"cut"`
+	// Cut is the byte offset the file is cut at (revert_to, truncate), and
+	// CutLine the line that starts there (0: the end of the file).
+	Cut     int64 `json:"cut"`
+	CutLine int   `json:"cut_line"`
 	// Removed* describe what leaves the client's history: records cut from
 	// the file, or records a rollback hides.
 	RemovedRecords int   `json:"removed_records"`
@@ -137,7 +139,13 @@ func PlanRevert(path string, agent session.Agent, n int, mech Mechanism) (*Plan,
 // measure counts what leaves the history from offset cut on.
 func (p *Plan) measure(path string, cut int64) error {
 	return session.ReadFile(path, session.FormatFor(p.Agent), func(r *session.Record) error {
-		if r.Line.Offset < cut || r.Kind == session.KindBlank {
+		if r.Line.Offset < cut {
+			return nil
+		}
+		if p.CutLine == 0 {
+			p.CutLine = r.Line.Num
+		}
+		if r.Kind == session.KindBlank {
 			return nil
 		}
 		if p.Mechanism == Truncate && p.Agent == session.Claude && claudeKeptAfterCut[r.Type] {
