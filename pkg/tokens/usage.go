@@ -129,12 +129,16 @@ func ScanReader(r io.Reader, path string, a session.Agent, role session.FileRole
 
 // ScanReader is the package function ScanReader with sc's buffers.
 func (sc *Scanner) ScanReader(r io.Reader, path string, a session.Agent, role session.FileRole) (*FileUsage, error) {
-	fu := &FileUsage{Path: path, Agent: a, Context: -1}
 	if sc.buf == nil {
 		sc.buf = make([]byte, 256<<10)
 	}
 	lr := &lineReader{r: r, buf: sc.buf}
 	defer func() { sc.buf = lr.buf }()
+	return sc.scanLines(lr, path, a, role)
+}
+
+func (sc *Scanner) scanLines(lr *lineReader, path string, a session.Agent, role session.FileRole) (*FileUsage, error) {
+	fu := &FileUsage{Path: path, Agent: a, Context: -1}
 	var err error
 	switch a {
 	case session.Claude:
@@ -164,7 +168,8 @@ type lineReader struct {
 	start, end int // unread bytes are buf[start:end]
 	eof        bool
 	num        int
-	torn       bool // the last line had no newline
+	torn       bool   // the last line had no newline
+	tail       []byte // that line, when nextMatch skipped it
 }
 
 func (lr *lineReader) next() ([]byte, error) {
@@ -206,6 +211,69 @@ func (lr *lineReader) next() ([]byte, error) {
 			return nil, err
 		}
 	}
+}
+
+// nextMatch returns the next line that contains pat, skipping the lines
+// before it in one search over the buffer (they are counted, not looked
+// at). A last line without newline and without pat is left in lr.tail.
+func (lr *lineReader) nextMatch(pat []byte) ([]byte, error) {
+	for {
+		buf := lr.buf[lr.start:lr.end]
+		if i := bytes.Index(buf, pat); i >= 0 {
+			// skip whole lines up to the one holding the match (forward:
+			// IndexByte is vectorised, LastIndexByte is not)
+			ls := 0
+			for {
+				k := bytes.IndexByte(buf[ls:i], '\n')
+				if k < 0 {
+					break
+				}
+				ls += k + 1
+				lr.num++
+			}
+			lr.start += ls
+			return lr.next()
+		}
+		if last := bytes.LastIndexByte(buf, '\n'); last >= 0 {
+			lr.num += bytes.Count(buf[:last+1], []byte{'\n'})
+			lr.start += last + 1
+		}
+		if lr.eof {
+			if lr.start < lr.end {
+				lr.num++
+				lr.torn = true
+				lr.tail = lr.buf[lr.start:lr.end]
+				lr.start = lr.end
+			}
+			return nil, io.EOF
+		}
+		if err := lr.fill(); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// fill reads more input after the unread bytes, moving them to the front
+// and growing the buffer when it is full.
+func (lr *lineReader) fill() error {
+	n := lr.end - lr.start
+	if lr.start > 0 {
+		copy(lr.buf, lr.buf[lr.start:lr.end])
+		lr.start, lr.end = 0, n
+	}
+	if lr.end == len(lr.buf) {
+		nb := make([]byte, 2*len(lr.buf))
+		copy(nb, lr.buf[:lr.end])
+		lr.buf = nb
+	}
+	m, err := lr.r.Read(lr.buf[lr.end:])
+	lr.end += m
+	if err == io.EOF {
+		lr.eof = true
+	} else if err != nil {
+		return err
+	}
+	return nil
 }
 
 // Ledger totals requests over many files, applying Claude Code's
@@ -254,6 +322,19 @@ func (lg *Ledger) Add(fu *FileUsage) {
 		}
 	}
 	fu.Requests = nil
+}
+
+// Grow makes room for about n more requests (a hint: it saves growing the
+// tables one doubling at a time).
+func (lg *Ledger) Grow(n int) {
+	if n <= 0 {
+		return
+	}
+	lg.Requests = append(make([]Request, 0, len(lg.Requests)+n), lg.Requests...)
+	if lg.own.exact == nil {
+		lg.own.exact = make(map[uint64]int32, n)
+		lg.own.byMsg = make(map[uint64]int32, n)
+	}
 }
 
 // CCUsageView returns the requests ccusage would count.

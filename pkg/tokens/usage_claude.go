@@ -40,21 +40,21 @@ func scanClaude(lr *lineReader, fu *FileUsage) error {
 	models := map[string]string{} // interned model names
 	var cl claudeUsageLine
 	for {
-		line, err := lr.next()
+		// only lines that can carry usage are looked at; the others are
+		// skipped in one search (the one-session report and check validate
+		// every line)
+		line, err := lr.nextMatch([]byte(`"usage"`))
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			return err
 		}
-		fu.Lines++
-		if !bytes.Contains(line, []byte(`"usage"`)) {
-			if looksCorrupt(line, lr.torn) {
-				fu.Corrupt++
-			}
-			continue
-		}
 		claudeLine(line, lr.num, &cl, fu, models)
+	}
+	fu.Lines = lr.num
+	if lr.tail != nil && looksCorrupt(lr.tail, true) {
+		fu.Corrupt++
 	}
 	return nil
 }
@@ -69,7 +69,7 @@ func validLine(line []byte) bool {
 
 func claudeLine(line []byte, num int, cl *claudeUsageLine, fu *FileUsage, models map[string]string) {
 	*cl = claudeUsageLine{}
-	l := lexer{b: line}
+	l := lexer{b: line, watch: true}
 	ok := l.object(func(key []byte) {
 		switch string(key) {
 		case "timestamp":
@@ -190,9 +190,9 @@ func claudeLine(line []byte, num int, cl *claudeUsageLine, fu *FileUsage, models
 	// ccusage 20.0.24's rule (tokens.md §6), to report where it differs.
 	ccReason := ""
 	switch {
-	case !bytes.Contains(line, []byte(`"usage":{`)):
+	case !l.usageBrace:
 		ccReason = "spaced JSON: no exact \"usage\":{ bytes"
-	case ccusageNullField(line):
+	case l.nullKey:
 		ccReason = "a key it requires non-null is null"
 	case !cl.tsSeen || tsErr != nil:
 		ccReason = "missing or unparseable timestamp"
@@ -276,37 +276,16 @@ func hashKey(id, req []byte, hasReq bool) uint64 {
 	return k
 }
 
-// ccusageNullField reproduces ccusage's byte-level rejection of lines in
-// which certain keys are literally null, wherever they occur in the line.
-func ccusageNullField(line []byte) bool {
-	off := 0
-	for {
-		k := bytes.Index(line[off:], []byte(":null"))
-		if k < 0 {
-			return false
-		}
-		at := off + k
-		end := at - 1
-		if end >= 0 && line[end] != '"' {
-			for end > 0 && line[end] != '"' {
-				end--
-			}
-		}
-		if end >= 0 && line[end] == '"' {
-			start := end - 1
-			for start > 0 && line[start] != '"' {
-				start--
-			}
-			if start >= 0 && line[start] == '"' {
-				switch string(line[start+1 : end]) {
-				case "id", "cwd", "model", "speed", "costUSD", "version", "sessionId", "requestId",
-					"isApiErrorMessage", "cache_read_input_tokens", "cache_creation_input_tokens":
-					return true
-				}
-			}
-		}
-		off = at + len(":null")
+// ccusageNullKey says whether ccusage rejects a line in which this key is
+// followed by the bytes `:null`, wherever in the line (its
+// has_unsupported_null_field). The lexer notes it while reading the line.
+func ccusageNullKey(k []byte) bool {
+	switch string(k) {
+	case "id", "cwd", "model", "speed", "costUSD", "version", "sessionId", "requestId",
+		"isApiErrorMessage", "cache_read_input_tokens", "cache_creation_input_tokens":
+		return true
 	}
+	return false
 }
 
 // semverPrefix: digits '.' digits '.' digit.

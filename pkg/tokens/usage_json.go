@@ -11,6 +11,24 @@ type lexer struct {
 	b   []byte
 	i   int
 	bad bool
+	// Byte patterns ccusage looks for, noted on the way (watch must be
+	// set): nullKey is set when a key of ccusageNullKeys is followed by
+	// exactly `:null`; usageBrace when a key "usage" is followed by `:{`.
+	watch, nullKey, usageBrace bool
+}
+
+// afterKey notes the ccusage byte patterns after a string that may be a key.
+func (l *lexer) afterKey(s []byte) {
+	rest := l.b[l.i:]
+	if len(rest) < 2 || rest[0] != ':' {
+		return
+	}
+	if rest[1] == '{' && string(s) == "usage" {
+		l.usageBrace = true
+	}
+	if rest[1] == 'n' && bytes.HasPrefix(rest, []byte(":null")) && ccusageNullKey(s) {
+		l.nullKey = true
+	}
 }
 
 func (l *lexer) ws() {
@@ -84,7 +102,10 @@ func (l *lexer) skip() {
 			l.fail()
 			return
 		case '"':
-			l.str()
+			s, _ := l.str()
+			if l.watch && !l.bad {
+				l.afterKey(s)
+			}
 		case '{', '[':
 			depth++
 			l.i++
@@ -136,6 +157,9 @@ func (l *lexer) object(fn func(key []byte)) bool {
 	}
 	for !l.bad {
 		key, _ := l.str()
+		if l.watch && !l.bad {
+			l.afterKey(key)
+		}
 		if l.peek() != ':' {
 			l.fail()
 			return false

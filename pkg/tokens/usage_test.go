@@ -100,8 +100,10 @@ func TestClaudeBadInputAndCCUsageQuirks(t *testing.T) {
 	if fu.RejectedCount != 6 {
 		t.Errorf("rejected %d lines %v, want 6 (string, negative, null, fraction, absurd, corrupt)", fu.RejectedCount, fu.Rejected)
 	}
-	if fu.Corrupt != 2 {
-		t.Errorf("corrupt %d, want 2", fu.Corrupt)
+	// the fast scan looks only at lines that can carry usage: the garbled
+	// usage line (9) counts, "not json at all" is skipped unseen
+	if fu.Corrupt != 1 || fu.Rejected[len(fu.Rejected)-1].Line != 9 || fu.Lines != 10 {
+		t.Errorf("corrupt %d, last rejection %+v, lines %d; want 1, line 9, 10", fu.Corrupt, fu.Rejected[len(fu.Rejected)-1], fu.Lines)
 	}
 	if fu.SessctlOnly != 3 || fu.CCUsageOnly != 1 {
 		t.Errorf("sessctl-only %d (want 3: spaced, costUSD null, cache null), ccusage-only %d (want 1: absurd)", fu.SessctlOnly, fu.CCUsageOnly)
@@ -250,5 +252,26 @@ func TestLineReaderLongLinesAndTornEnd(t *testing.T) {
 	}
 	if len(got) != 4 || got[0] != "a" || got[1] != long || got[2] != "" || got[3] != "last" || !lr.torn {
 		t.Fatalf("lines %d, torn %v", len(got), lr.torn)
+	}
+}
+
+func TestNextMatchCountsSkippedLines(t *testing.T) {
+	in := "a\nb\n" + strings.Repeat("x", 100) + "\nusage here\nc\nusage again\ntorn"
+	lr := &lineReader{r: strings.NewReader(in), buf: make([]byte, 16)} // tiny buffer: refills mid-line
+	var got []string
+	var nums []int
+	for {
+		l, err := lr.nextMatch([]byte("usage"))
+		if err != nil {
+			break
+		}
+		got = append(got, string(l))
+		nums = append(nums, lr.num)
+	}
+	if len(got) != 2 || got[0] != "usage here" || nums[0] != 4 || got[1] != "usage again" || nums[1] != 6 {
+		t.Fatalf("got %q at %v", got, nums)
+	}
+	if string(lr.tail) != "torn" || lr.num != 7 || !lr.torn {
+		t.Fatalf("tail %q, num %d, torn %v", lr.tail, lr.num, lr.torn)
 	}
 }
