@@ -137,6 +137,14 @@ func renderCompact(env *appEnv, r *compact.Result, col colorer) {
 		fmt.Fprintf(w, "%s the session has no user message; the summary lists no request\n", col.yellow("warning:"))
 	}
 	if r.DryRun {
+		fmt.Fprintln(w, "\nkept tail:")
+		for _, k := range r.Kept {
+			where := fmt.Sprintf("line %d", k.Line)
+			if k.Line == 0 {
+				where = "added"
+			}
+			fmt.Fprintf(w, "  %-10s %-9s %s\n", where, k.Role, k.Text)
+		}
 		fmt.Fprintf(w, "\n--- summary ---\n%s\n--- end of summary ---\n", r.Summary)
 		fmt.Fprintln(w, "dry run: nothing was written")
 		return

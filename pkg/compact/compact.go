@@ -115,6 +115,14 @@ type TailStats struct {
 	TruncatedToolOutputs int `json:"truncated_tool_outputs"`
 }
 
+// KeptRecord is one record of the kept tail, for previews.
+type KeptRecord struct {
+	Line    int    `json:"line"` // in the original file; 0 for a result sessctl added
+	Role    string `json:"role"`
+	Text    string `json:"text"` // the start of its text, or of its tool calls
+	Aborted bool   `json:"aborted,omitempty"`
+}
+
 // Result describes a compaction (done, or planned with DryRun).
 type Result struct {
 	Path              string        `json:"path"`
@@ -137,6 +145,7 @@ type Result struct {
 	Summary           string        `json:"summary"`
 	SummaryTokens     int           `json:"summary_tokens"`
 	Tail              TailStats     `json:"tail"`
+	Kept              []KeptRecord  `json:"kept"`
 	OriginalSize      int64         `json:"original_size"`
 	NewSize           int64         `json:"new_size"`
 	// Original is where the original bytes are now (the rotation).
@@ -248,6 +257,17 @@ func Compact(path string, agent session.Agent, opt Options) (*Result, error) {
 	// the tail: drop orphan results, answer unanswered calls
 	tail := p.finishTail()
 	res.Tail.Records = len(tail)
+	res.Kept = []KeptRecord{}
+	for _, it := range tail {
+		text := it.text
+		if text == "" && len(it.calls) > 0 {
+			text = it.calls[0].Name + " " + it.calls[0].Input
+		}
+		if text == "" && len(it.results) > 0 {
+			text = it.results[0].Output
+		}
+		res.Kept = append(res.Kept, KeptRecord{Line: it.line, Role: string(it.role), Text: clip(text, 80, true), Aborted: it.aborted})
+	}
 
 	c := &compaction{
 		path: path, summary: summary, tail: tail, files: res.FilesIncluded, now: opt.Now().UTC(),
