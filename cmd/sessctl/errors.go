@@ -49,11 +49,6 @@ var silentFindings = &cliError{code: exitFindings, err: errSilent}
 
 var errSilent = errors.New("")
 
-// refusedErrorf is a safety refusal (exit 3).
-func refusedErrorf(format string, a ...any) *cliError {
-	return &cliError{code: exitRefused, err: fmt.Errorf(format, a...)}
-}
-
 // refusal is implemented by errors from pkg/ that are safety refusals (live
 // session, lock held, file changed under us).
 type refusal interface{ Refusal() bool }
