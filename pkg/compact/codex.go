@@ -25,6 +25,7 @@ type codexWriter struct {
 	tokenCount []byte // the last token_count event with info
 	ctx        [][]byte
 	ctxOpen    bool
+	sawMeta    bool // a session_meta envelope: not a legacy rollout
 }
 
 var ordinalKey = []byte(`"ordinal":`)
@@ -43,6 +44,9 @@ func (w *codexWriter) observe(r *session.Record) {
 		if n, err := strconv.ParseInt(string(head[j:k]), 10, 64); err == nil {
 			w.ordinal, w.hasOrdinal = n, true
 		}
+	}
+	if r.Type == "session_meta" {
+		w.sawMeta = true
 	}
 	if r.Type == "event_msg/token_count" && r.ContextTokens >= 0 {
 		w.tokenCount = append(w.tokenCount[:0], r.Line.Raw...)
@@ -130,6 +134,14 @@ func (w *codexWriter) envelope(t time.Time, typ string, payload *value) *value {
 		ms = append(ms, kv("ordinal", jint(w.ordinal)))
 	}
 	return jobj(append(ms, kv("type", jstr(typ)), kv("payload", payload))...)
+}
+
+// usable refuses rollouts Codex itself cannot resume.
+func (w *codexWriter) usable() error {
+	if !w.sawMeta {
+		return errors.New("a rollout without session_meta (written before September 2025, or damaged): current Codex cannot resume it, so sessctl does not compact it")
+	}
+	return nil
 }
 
 func (w *codexWriter) lines(c *compaction) ([][]byte, int64, error) {

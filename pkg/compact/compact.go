@@ -191,6 +191,11 @@ func Compact(path string, agent session.Agent, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if u, ok := w.(interface{ usable() error }); ok {
+		if err := u.usable(); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
 	res := &Result{Path: path, Agent: agent, DryRun: opt.DryRun, Keep: opt.Keep, Messages: plan.messages,
 		ActiveStartLine: plan.activeStart, FilesIncluded: []string{}}
 	if plan.messages <= opt.Keep {

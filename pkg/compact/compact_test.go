@@ -704,3 +704,20 @@ func TestInterrupted(t *testing.T) {
 		t.Error("a rotation was made")
 	}
 }
+
+func TestCodexLegacyRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rollout-2025-05-01T10-00-00-x.jsonl")
+	orig := writeFile(t, path,
+		`{"id":"x","timestamp":"2025-05-01T10:00:00.000Z","instructions":null}`,
+		`{"type":"message","role":"user","content":[{"type":"input_text","text":"one"}]}`,
+		`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"two"}]}`,
+		`{"type":"message","role":"user","content":[{"type":"input_text","text":"three"}]}`,
+		`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"four"}]}`)
+	_, err := Compact(path, session.Codex, opts())
+	if err == nil || !strings.Contains(err.Error(), "without session_meta") {
+		t.Fatalf("err = %v", err)
+	}
+	if !bytes.Equal(mustRead(t, path), orig) {
+		t.Error("file changed")
+	}
+}
