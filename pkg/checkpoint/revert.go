@@ -114,6 +114,12 @@ func PlanRevert(path string, agent session.Agent, n int, mech Mechanism) (*Plan,
 	}
 	pt := l.Find(n)
 	if pt == nil {
+		switch l.Live {
+		case 0:
+			return nil, fmt.Errorf("%w %d: the session has no user turns", ErrNoCheckpoint, n)
+		case 1:
+			return nil, fmt.Errorf("%w %d: the session has 1 user turn (0)", ErrNoCheckpoint, n)
+		}
 		return nil, fmt.Errorf("%w %d: the session has %d user turns (0 to %d)", ErrNoCheckpoint, n, l.Live, l.Live-1)
 	}
 	p.Point = *pt
