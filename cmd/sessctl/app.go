@@ -88,6 +88,7 @@ func commands(env *appEnv) []*cli.Command {
 		statsCommand(env),
 		checkpointsCommand(env), revertCommand(env), rotationsCommand(env), restoreCommand(env), pruneRotationsCommand(env), diffCommand(env),
 		cleanupCommand(env),
+		watchCommand(env),
 		// more commands: add one line each
 	}
 }

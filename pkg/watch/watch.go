@@ -47,6 +47,9 @@ type Options struct {
 	// also asked when the followed file is deleted.
 	Next   func() (path string, agent session.Agent, err error)
 	Rescan time.Duration
+	// Window, when > 0, replaces the context window (the model's, or the
+	// one the file records).
+	Window int
 	// Out receives what happens.
 	Out Printer
 	// Now is the clock for records without timestamps (time.Now if nil).
@@ -237,9 +240,15 @@ func (fw *follower) open(path string, agent session.Agent) error {
 	fw.path, fw.agent, fw.format, fw.f = path, agent, format, f
 	fw.ino = inode(fi)
 	fw.off, fw.partial, fw.skip, fw.lineNum = 0, nil, false, 0
-	fw.gauge = NewGauge(agent)
+	fw.gauge = fw.newGauge(agent)
 	fw.gone = time.Time{}
 	return nil
+}
+
+func (fw *follower) newGauge(agent session.Agent) *Gauge {
+	g := NewGauge(agent)
+	g.WindowOverride = fw.opt.Window
+	return g
 }
 
 func (fw *follower) close() {
@@ -336,7 +345,7 @@ func (fw *follower) step() (done bool, err error) {
 		fw.close()
 		fw.f, fw.ino, fw.off, fw.partial, fw.skip = f, inode(fi), 0, nil, false
 		fw.lineNum = 0
-		fw.gauge = NewGauge(fw.agent) // a new generation is a new context
+		fw.gauge = fw.newGauge(fw.agent) // a new generation is a new context
 		detail := "a new file replaced it"
 		if old != "" {
 			detail = "the previous generation is now " + filepath.Base(old)
@@ -346,7 +355,7 @@ func (fw *follower) step() (done bool, err error) {
 		fw.opt.Out.Event(Event{Kind: EventTruncated, Path: fw.path, Time: fw.opt.Now(),
 			Detail: fmt.Sprintf("size %d is below the %d bytes already read; reading it again from the start", fi.Size(), fw.off)})
 		fw.off, fw.partial, fw.skip, fw.lineNum = 0, nil, false, 0
-		fw.gauge = NewGauge(fw.agent)
+		fw.gauge = fw.newGauge(fw.agent)
 	}
 	return false, fw.drain()
 }

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/sessctl/sessctl/pkg/session"
+	"github.com/sessctl/sessctl/pkg/watch"
+	"github.com/urfave/cli/v2"
+)
+
+type watchOptions struct {
+	session *session.Session // the session to follow (nil with --latest)
+	latest  bool
+	roots   []string
+	agent   session.Agent
+	project string
+	tail    int
+	poll    time.Duration
+	window  int
+	json    bool
+	color   bool
+}
+
+func watchCommand(env *appEnv) *cli.Command {
+	return &cli.Command{
+		Name:      "watch",
+		Usage:     "follow a live session: each record as it is appended, and the context filling up",
+		ArgsUsage: "[SESSION | --latest]",
+		Description: "SESSION is a session file, a Kimi session directory or a session id (prefix). With --latest,\n" +
+			"follows the newest session (of --agent, of a --project) and switches when a newer one starts.\n" +
+			"Stops with Ctrl-C, or when the session file is deleted (exit 0). See docs/watch.md.",
+		Flags: []cli.Flag{
+			rootFlag(), agentFlag(),
+			&cli.BoolFlag{Name: "latest", Usage: "follow the newest session, and the next one when a newer one starts"},
+			&cli.StringFlag{Name: "project", Usage: "with --latest: only sessions whose project contains `TEXT`"},
+			&cli.IntFlag{Name: "tail", Aliases: []string{"n"}, Value: 10, Usage: "first print the last `N` records already in the file"},
+			&cli.DurationFlag{Name: "poll", Usage: "poll every `DURATION` (e.g. 1s) instead of using file notifications (network filesystems)"},
+			&cli.IntFlag{Name: "window", Usage: "context window in `TOKENS` (default: the model's, or what the file records)"},
+			jsonFlag(), noColorFlag(),
+		},
+		Action: func(c *cli.Context) error {
+			opt := watchOptions{latest: c.Bool("latest"), roots: c.StringSlice("root"), project: c.String("project"),
+				tail: c.Int("tail"), poll: c.Duration("poll"), window: c.Int("window"), json: c.Bool("json"),
+				color: useColor(env.stdout, env, c.Bool("no-color"))}
+			if a := c.String("agent"); a != "" {
+				ag, ok := session.ParseAgent(a)
+				if !ok {
+					return usageErrorf("unknown agent %q", a).withHint("agents are kimi, claude, codex and clawdcode")
+				}
+				opt.agent = ag
+			}
+			if opt.tail < 0 || opt.window < 0 || opt.poll < 0 {
+				return usageErrorf("--tail, --window and --poll must not be negative")
+			}
+			switch {
+			case opt.latest && c.NArg() > 0:
+				return usageErrorf("give SESSION or --latest, not both")
+			case !opt.latest && c.NArg() == 0:
+				return usageErrorf("watch needs a SESSION or --latest").withHint("sessctl watch --latest --agent claude")
+			case c.NArg() > 1:
+				return usageErrorf("watch follows one session (got %d arguments)", c.NArg())
+			case !opt.latest:
+				s, err := resolveSession(env, c, c.Args().First())
+				if err != nil {
+					return err
+				}
+				opt.session = s
+			}
+			return runWatch(c.Context, env, opt)
+		},
+	}
+}
+
+// newestSession finds the newest session in scope (for --latest).
+func newestSession(env *appEnv, opt watchOptions) (*session.Session, error) {
+	res := discoverScope(env, opt.roots, nil)
+	for _, s := range res.Sessions { // newest first
+		if opt.agent != "" && s.Agent != opt.agent {
+			continue
+		}
+		if opt.project != "" && !strings.Contains(s.Project, opt.project) {
+			continue
+		}
+		return s, nil
+	}
+	if err := firstError(res); err != nil {
+		return nil, err
+	}
+	return nil, nil
+}
+
+func runWatch(ctx context.Context, env *appEnv, opt watchOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	wo := watch.Options{Tail: opt.tail, Poll: opt.poll, Window: opt.window, Now: env.now}
+	if opt.json {
+		wo.Out = &watch.JSONPrinter{W: env.stdout}
+	} else {
+		wo.Out = &watch.TextPrinter{W: env.stdout, Color: opt.color}
+	}
+	s := opt.session
+	if opt.latest {
+		var err error
+		s, err = newestSession(env, opt)
+		if err != nil {
+			return err
+		}
+		if s == nil {
+			return (&cliError{code: exitError, err: errors.New("no session found to follow")}).
+				withHint("check --root, --agent and --project; sessctl ls lists the sessions")
+		}
+		wo.Next = func() (string, session.Agent, error) {
+			n, err := newestSession(env, opt)
+			if err != nil || n == nil {
+				return "", "", err
+			}
+			return n.Main, n.Agent, nil
+		}
+	}
+	wo.Path, wo.Agent = s.Main, s.Agent
+	if err := watch.Follow(ctx, wo); err != nil {
+		if errors.Is(err, watch.ErrNotFile) {
+			return fmt.Errorf("watch %w", err)
+		}
+		return err
+	}
+	return nil
+}
