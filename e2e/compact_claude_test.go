@@ -18,9 +18,9 @@ import (
 // compactFile runs sessctl's compaction on a session the client has just
 // written (so --force: its mtime is seconds old) and checks the summary is
 // the extractive one.
-func compactFile(t *testing.T, path string, agent session.Agent, keep int) *compact.Result {
+func compactFile(t *testing.T, path string, agent session.Agent, keep, maxToolOutput int) *compact.Result {
 	t.Helper()
-	res, err := compact.Compact(path, agent, compact.Options{Keep: keep, Force: true, MaxToolOutput: 50})
+	res, err := compact.Compact(path, agent, compact.Options{Keep: keep, Force: true, MaxToolOutput: maxToolOutput})
 	if err != nil {
 		t.Fatalf("sessctl compact %s: %v", path, err)
 	}
@@ -101,7 +101,7 @@ func TestCompactClaude(t *testing.T) {
 	path := h.ClaudeSessionFile(id)
 	orig := h.ReadFile(path)
 
-	res := compactFile(t, path, session.Claude, 2)
+	res := compactFile(t, path, session.Claude, 2, 50)
 	compacted := h.ReadFile(path)
 	if !bytes.HasPrefix(compacted, orig) || !bytes.Equal(h.ReadFile(res.Original), orig) {
 		t.Fatal("compaction did not keep the original bytes")
@@ -154,8 +154,8 @@ func TestCompactClaude(t *testing.T) {
 			}
 		}
 	}
-	if len(assistant) != 1 || !strings.Contains(assistant[0], "ACK: NOTOOL third turn KEEPTHREE") {
-		t.Errorf("assistant messages sent: %q", assistant)
+	if len(assistant) != 1 || strings.Count(assistant[0], "ACK: NOTOOL third turn KEEPTHREE") != 1 {
+		t.Errorf("assistant messages sent (the kept reply once): %q", assistant)
 	}
 
 	// the resumed file: appended to, still clean, still counted by ccusage
@@ -289,4 +289,62 @@ func mustJSONString(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return strings.TrimSuffix(buf.String(), "\n")
+}
+
+// TestCompactClaudeToolTail: the kept tail holds a tool call and its
+// (shortened) result; the resumed request carries both, paired, with the
+// truncation marker.
+func TestCompactClaudeToolTail(t *testing.T) {
+	t.Parallel()
+	h := NewHarness(t)
+	a := h.ClaudePrompt("NOTOOL first turn OLDONE")
+	id := a.SessionID
+	h.ClaudeResume(id, "Please list the files here")
+	path := h.ClaudeSessionFile(id)
+	res := compactFile(t, path, session.Claude, 2, 4) // the tool call and the final answer; ls prints ~5 tokens
+	if res.Tail.TruncatedToolOutputs != 1 {
+		t.Errorf("tail %+v: the ls output (over 4 tokens) was not shortened", res.Tail)
+	}
+	mark := h.Mark()
+	h.ClaudeResume(id, "NOTOOL next turn")
+	req := h.FirstModelCallSince(mark)
+	var body struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content []struct {
+				Type      string          `json:"type"`
+				ID        string          `json:"id"`
+				ToolUseID string          `json:"tool_use_id"`
+				Content   json.RawMessage `json:"content"`
+			} `json:"content"`
+		} `json:"messages"`
+	}
+	json.Unmarshal(req.Body, &body) // string contents do not decode into blocks; they are not needed
+	var use, result string
+	for _, m := range body.Messages {
+		for _, b := range m.Content {
+			switch b.Type {
+			case "tool_use":
+				if use != "" {
+					t.Errorf("tool_use sent twice")
+				}
+				use = b.ID
+			case "tool_result":
+				if result != "" {
+					t.Errorf("tool_result sent twice")
+				}
+				result = b.ToolUseID
+				if !strings.Contains(string(b.Content), "tokens truncated…") {
+					t.Errorf("the kept tool result was not shortened: %.200s", b.Content)
+				}
+			}
+		}
+	}
+	if use == "" || use != result {
+		t.Errorf("kept tool call %q and result %q not both sent", use, result)
+	}
+	if texts := h.UserTexts(req); len(texts) != 2 || !strings.HasPrefix(texts[0], "This session is being continued") || texts[1] != "NOTOOL next turn" {
+		t.Errorf("user texts %q", texts)
+	}
+	checkClean(t, path, session.Claude)
 }

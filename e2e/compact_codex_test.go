@@ -54,7 +54,7 @@ func TestCompactCodex(t *testing.T) {
 	path := h.CodexSessionFile(id)
 	orig := h.ReadFile(path)
 
-	res := compactFile(t, path, session.Codex, 2)
+	res := compactFile(t, path, session.Codex, 2, 50)
 	compacted := h.ReadFile(path)
 	if !bytes.HasPrefix(compacted, orig) || !bytes.Equal(h.ReadFile(res.Original), orig) {
 		t.Fatal("compaction did not keep the original bytes")
@@ -125,4 +125,50 @@ func TestCompactCodex(t *testing.T) {
 	} else {
 		t.Log("ccusage not installed (set SESSCTL_CCUSAGE): its check was not run")
 	}
+}
+
+// TestCompactCodexToolTail: the kept tail holds a function call and its
+// (shortened) output; the resumed request carries both.
+func TestCompactCodexToolTail(t *testing.T) {
+	t.Parallel()
+	h := NewHarness(t)
+	id := h.CodexExec("NOTOOL first turn OLDONE")
+	h.CodexResume(id, "Please list the files here")
+	path := h.CodexSessionFile(id)
+	res := compactFile(t, path, session.Codex, 2, 10)
+	if res.Tail.TruncatedToolOutputs != 1 {
+		t.Errorf("tail %+v: the ls output (over 10 tokens) was not shortened", res.Tail)
+	}
+	mark := h.Mark()
+	h.CodexResume(id, "NOTOOL next turn")
+	req := h.FirstModelCallSince(mark)
+	var body struct {
+		Input []struct {
+			Type   string          `json:"type"`
+			CallID string          `json:"call_id"`
+			Output json.RawMessage `json:"output"`
+		} `json:"input"`
+	}
+	if err := json.Unmarshal(req.Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	var call, output string
+	for _, it := range body.Input {
+		switch it.Type {
+		case "function_call":
+			call = it.CallID
+		case "function_call_output":
+			output = it.CallID
+			if !strings.Contains(string(it.Output), "tokens truncated…") {
+				t.Errorf("the kept output was not shortened: %.200s", it.Output)
+			}
+		}
+	}
+	if call == "" || call != output {
+		t.Errorf("kept call %q and output %q not both sent", call, output)
+	}
+	if texts := h.UserTexts(req); len(texts) != 2 || !strings.HasPrefix(texts[0], compact.CodexSummaryPrefix) || texts[1] != "NOTOOL next turn" {
+		t.Errorf("user texts %q", texts)
+	}
+	checkClean(t, path, session.Codex)
 }

@@ -3,6 +3,7 @@ package compact
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/sessctl/sessctl/pkg/jsonl"
@@ -174,11 +175,49 @@ func (w *claudeWriter) lines(c *compaction) ([][]byte, int64, error) {
 	)
 	out := [][]byte{compactStyle.encode(nil, boundary), compactStyle.encode(nil, summary)}
 
-	// copies of the tail, chained from the summary
+	// copies of the tail, chained from the summary. Claude Code merges
+	// every line of one message.id and keeps the first result of a tool_use
+	// id it meets in the file, so the copies get their own message and tool
+	// ids (and zero usage, so that nothing is counted twice).
 	ids := map[string]string{}
+	msgIDs, toolIDs := map[string]string{}, map[string]string{}
+	renew := func(m map[string]string, old, prefix string) string {
+		if n, ok := m[old]; ok {
+			return n
+		}
+		n := prefix + strings.ReplaceAll(newUUID(), "-", "")[:24]
+		m[old] = n
+		return n
+	}
 	parent := summaryID
 	for i, it := range c.tail {
 		v := it.val
+		if msg := v.get("message"); msg != nil && msg.kind == kindObject {
+			if old := msg.getStr("id"); old != "" {
+				msg.set("id", jstr(renew(msgIDs, old, "msg_")))
+			}
+			if u := msg.get("usage"); u != nil && u.kind == kindObject {
+				msg.set("usage", zeroNumbers(u))
+			}
+			if content := msg.get("content"); content != nil && content.kind == kindArray {
+				for _, b := range content.arr {
+					switch b.getStr("type") {
+					case "tool_use", "server_tool_use":
+						if old := b.getStr("id"); old != "" {
+							b.set("id", jstr(renew(toolIDs, old, "toolu_")))
+						}
+					case "tool_result":
+						if old := b.getStr("tool_use_id"); old != "" {
+							if n, ok := toolIDs[old]; ok {
+								b.set("tool_use_id", jstr(n))
+							}
+						}
+					}
+				}
+				content.raw = nil
+			}
+			msg.raw = nil
+		}
 		id := newUUID()
 		if old := v.getStr("uuid"); old != "" {
 			ids[old] = id
@@ -199,3 +238,25 @@ func (w *claudeWriter) lines(c *compaction) ([][]byte, int64, error) {
 
 func (w *claudeWriter) appends() bool { return true }
 func (w *claudeWriter) eol() string   { return "\n" }
+
+// zeroNumbers returns v with every number in it set to 0 (usage objects of
+// the copies: the original lines keep the counts).
+func zeroNumbers(v *value) *value {
+	switch v.kind {
+	case kindNumber:
+		return jint(0)
+	case kindObject:
+		out := &value{kind: kindObject}
+		for _, m := range v.obj {
+			out.obj = append(out.obj, member{m.key, zeroNumbers(m.val)})
+		}
+		return out
+	case kindArray:
+		out := &value{kind: kindArray}
+		for _, e := range v.arr {
+			out.arr = append(out.arr, zeroNumbers(e))
+		}
+		return out
+	}
+	return v
+}

@@ -251,9 +251,21 @@ func TestClaudeTail(t *testing.T) {
 	if added[4]["sourceToolAssistantUUID"] != added[3]["uuid"] {
 		t.Errorf("sourceToolAssistantUUID not remapped")
 	}
+	// the copies have their own message and tool ids, and zero usage
+	// (Claude Code merges lines by message.id and keeps the first result
+	// of a tool id; ccusage must not count a response twice)
+	a5 := string(rawAdded[5])
+	if strings.Contains(a5, `"msg_4"`) || strings.Contains(a5, `"call3"`) || !strings.Contains(a5, `"usage":{"input_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":0}`) {
+		t.Errorf("assistant copy %s", a5)
+	}
+	newCall := added[5]["message"].(map[string]any)["content"].([]any)[0].(map[string]any)["id"].(string)
 	ab := string(rawAdded[6])
-	if !strings.Contains(ab, `"content":[{"tool_use_id":"call3","type":"tool_result","content":"aborted","is_error":true}]`) {
-		t.Errorf("aborted result %s", ab)
+	if !strings.HasPrefix(newCall, "toolu_") || !strings.Contains(ab, `"content":[{"tool_use_id":"`+newCall+`","type":"tool_result","content":"aborted","is_error":true}]`) {
+		t.Errorf("aborted result %s (call %s)", ab, newCall)
+	}
+	r2call := added[3]["message"].(map[string]any)["content"].([]any)[0].(map[string]any)["id"]
+	if !strings.Contains(string(rawAdded[4]), fmt.Sprintf(`"tool_use_id":"%s"`, r2call)) {
+		t.Errorf("result copy not paired with its call copy %v", r2call)
 	}
 	if strings.Contains(string(after[len(orig):]), "late result of a compacted call") {
 		t.Error("the orphan tool result was kept")
