@@ -111,6 +111,10 @@ type follower struct {
 	lineNum int
 	buf     []byte
 	gone    time.Time // when the path was first seen missing
+	deleted bool      // the deletion was reported (--latest waits for the next session)
+	// followed are the paths followed so far (--latest switches only to
+	// a session it has not followed yet)
+	followed map[string]bool
 }
 
 // Follow follows opt.Path until ctx is done (returns nil), the file is
@@ -194,11 +198,7 @@ func Follow(ctx context.Context, opt Options) error {
 		}
 		if done {
 			if opt.Next != nil {
-				// --latest: wait for the next session instead of ending
-				if _, err := fw.rescan(watcher); err != nil {
-					return err
-				}
-				continue
+				continue // --latest: wait for the next session instead of ending
 			}
 			return nil
 		}
@@ -238,10 +238,14 @@ func (fw *follower) open(path string, agent session.Agent) error {
 	}
 	fw.close()
 	fw.path, fw.agent, fw.format, fw.f = path, agent, format, f
+	if fw.followed == nil {
+		fw.followed = map[string]bool{}
+	}
+	fw.followed[path] = true
 	fw.ino = inode(fi)
 	fw.off, fw.partial, fw.skip, fw.lineNum = 0, nil, false, 0
 	fw.gauge = fw.newGauge(agent)
-	fw.gone = time.Time{}
+	fw.gone, fw.deleted = time.Time{}, false
 	return nil
 }
 
@@ -302,6 +306,9 @@ func stamp(r *session.Record, now time.Time) time.Time {
 // step looks at the path once: new bytes, a rotation, a truncation, a
 // deletion. done means the file is gone for good.
 func (fw *follower) step() (done bool, err error) {
+	if fw.deleted {
+		return true, nil
+	}
 	fi, err := os.Lstat(fw.path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -317,6 +324,8 @@ func (fw *follower) step() (done bool, err error) {
 			return false, nil
 		}
 		fw.opt.Out.Event(Event{Kind: EventDeleted, Path: fw.path, Time: fw.opt.Now(), Detail: "the session file was removed"})
+		fw.deleted = true
+		fw.close()
 		return true, nil
 	case err != nil:
 		return false, err
@@ -489,7 +498,9 @@ func (fw *follower) rescan(w *fsnotify.Watcher) (bool, error) {
 		return false, nil
 	}
 	path, agent, err := fw.opt.Next()
-	if err != nil || path == "" || path == fw.path {
+	if err != nil || path == "" || fw.followed[path] {
+		// only a session not followed before is news: an older one that
+		// was written to again does not take over
 		return false, nil
 	}
 	fw.drain()

@@ -314,3 +314,50 @@ func TestFollowSamples(t *testing.T) {
 		})
 	}
 }
+
+// TestFollowLatestSwitches: with Next (--latest), a new session that starts
+// takes over, and the old one being written again does not take it back.
+func TestFollowLatestSwitches(t *testing.T) {
+	dir := t.TempDir()
+	first := filepath.Join(dir, "a", "context.jsonl")
+	second := filepath.Join(dir, "b", "context.jsonl")
+	os.MkdirAll(filepath.Dir(first), 0o755)
+	os.MkdirAll(filepath.Dir(second), 0o755)
+	appendTo(t, first, kimiMsg(0))
+	var mu sync.Mutex
+	newest := first
+	next := func() (string, session.Agent, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return newest, session.Kimi, nil
+	}
+	out := &syncBuffer{}
+	stop, _ := start(t, Options{Path: first, Agent: session.Kimi, Next: next, Rescan: 20 * time.Millisecond, Out: &JSONPrinter{W: out}})
+	appendTo(t, second, kimiMsg(1))
+	mu.Lock()
+	newest = second
+	mu.Unlock()
+	if !waitFor(out, 2*time.Second, func(s string) bool { return strings.Contains(s, "message-001") }) {
+		t.Fatalf("did not switch to the new session:\n%s", out.String())
+	}
+	appendTo(t, second, kimiMsg(2))
+	if !waitFor(out, time.Second, func(s string) bool { return strings.Contains(s, "message-002") }) {
+		t.Fatalf("did not follow the new session:\n%s", out.String())
+	}
+	// the first session is written again and is "newest": no switch back
+	mu.Lock()
+	newest = first
+	mu.Unlock()
+	appendTo(t, first, kimiMsg(3))
+	time.Sleep(100 * time.Millisecond)
+	// the second session's deletion is reported once; the watch goes on
+	os.Remove(second)
+	time.Sleep(1200 * time.Millisecond)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	if strings.Contains(got, "message-003") || strings.Count(got, `"event":"switched"`) != 1 || strings.Count(got, `"event":"deleted"`) != 1 {
+		t.Fatalf("output:\n%s", got)
+	}
+}
