@@ -293,6 +293,11 @@ func TestClaudeTail(t *testing.T) {
 	if res2.ActiveStartLine != 13 || res2.Messages != 5 {
 		t.Errorf("second compaction: live context from line %d with %d messages", res2.ActiveStartLine, res2.Messages)
 	}
+	// the context recorded before it is the first compaction's postTokens,
+	// not the zero usage of the copies
+	if res2.Tokens.RecordedBefore == nil || *res2.Tokens.RecordedBefore != int64(res.Tokens.After) {
+		t.Errorf("recorded before the second compaction: %v, want %d", res2.Tokens.RecordedBefore, res.Tokens.After)
+	}
 }
 
 func TestTooShortWritesNothing(t *testing.T) {

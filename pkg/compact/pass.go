@@ -105,7 +105,9 @@ func recordedContext(agent session.Agent, r *session.Record) int64 {
 	if r.ContextTokens >= 0 {
 		return r.ContextTokens
 	}
-	if (agent == session.Claude || agent == session.Clawdcode) && r.Usage != nil && r.Role == session.RoleAssistant && !r.Synthetic {
+	// all-zero usage: Claude's synthetic replies, and the tail copies of an
+	// earlier sessctl compaction (the boundary's postTokens stands)
+	if (agent == session.Claude || agent == session.Clawdcode) && r.Usage != nil && r.Usage.Total() > 0 && r.Role == session.RoleAssistant && !r.Synthetic {
 		u := r.Usage
 		return u.Input + u.CacheCreation + u.CacheRead + u.Output
 	}
