@@ -257,22 +257,24 @@ func (e *extractor) render(c *tokens.Counter, budget, messages int, note string)
 	width := 300
 	for {
 		s := e.renderWith(reqs, dropped, width, messages, note)
-		if c.Count(s) <= budget {
+		n := c.Count(s)
+		if n <= budget {
 			return s
 		}
 		switch {
 		case len(reqs) > 1:
-			// drop the oldest request first, a quarter at a time when many
-			k := max(1, (len(reqs)-1)/4)
+			// drop the oldest requests first: a quarter of them while far
+			// over the budget, then one at a time
+			k := 1
+			if n > 2*budget {
+				k = max(1, (len(reqs)-1)/4)
+			}
 			reqs = reqs[k:]
 			dropped += k
 		case width > 60:
 			width /= 2
 		default:
-			t := &truncator{count: c, max: budget}
-			head := prefixWithin(c, s, budget-8)
-			_ = t
-			return head + "\n…"
+			return prefixWithin(c, s, budget-8) + "\n…"
 		}
 	}
 }
