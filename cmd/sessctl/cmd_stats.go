@@ -225,6 +225,17 @@ type statsManyJSON struct {
 }
 
 func runStatsMany(env *appEnv, ss []*session.Session, opt statsOptions) error {
+	if opt.project != "" {
+		// the project of a Codex rollout is its working directory, known
+		// only once read; the others are filtered before the scan
+		kept := ss[:0:0]
+		for _, s := range ss {
+			if s.Agent == session.Codex || strings.Contains(s.Project, opt.project) {
+				kept = append(kept, s)
+			}
+		}
+		ss = kept
+	}
 	prog, finish := newProgress(env, opt.progress)
 	sus := stats.Consumption(ss, prog)
 	finish()
@@ -304,9 +315,16 @@ func renderGroups(w io.Writer, out statsManyJSON, col colorer) {
 		fmtTok(out.Totals.CacheRead), fmtTok(out.Totals.CacheCreation), col.bold(fmtTok(out.Totals.Total())), ""})
 	t.Render()
 	flushTable(tw)
-	if out.Rejected > 0 || out.Corrupt > 0 {
-		fmt.Fprintf(w, "\n%s %d usage lines could not be counted, %d corrupt lines (sessctl stats SESSION --json lists them)\n",
-			col.yellow("note:"), out.Rejected, out.Corrupt)
+	var notes []string
+	if out.Rejected > 0 {
+		notes = append(notes, fmt.Sprintf("%d usage line(s) could not be counted", out.Rejected))
+	}
+	if out.Corrupt > 0 {
+		notes = append(notes, fmt.Sprintf("%d corrupt line(s) seen", out.Corrupt))
+	}
+	if len(notes) > 0 {
+		fmt.Fprintf(w, "\n%s %s (--json lists them per session; sessctl check shows every damaged line)\n",
+			col.yellow("note:"), strings.Join(notes, ", "))
 	}
 	if out.CountedNotByCCUsage > 0 {
 		fmt.Fprintf(w, "note: %d usage lines counted here are dropped silently by ccusage (e.g. JSON with spaces after colons); see docs/stats.md\n", out.CountedNotByCCUsage)

@@ -196,7 +196,7 @@ type analyzer struct {
 
 	roles   map[string]*RoleTokens
 	tools   map[string]*ToolTokens
-	callTo  map[string]string // tool call id -> name
+	callTo  map[string]string // open tool call id -> name
 	largest minHeap
 
 	active     int64 // estimated active context
@@ -286,11 +286,15 @@ func (a *analyzer) record(r *session.Record) error {
 		it.role = "tool_result"
 		for _, tr := range r.ToolResults {
 			it.texts = append(it.texts, tr.Output)
+			name, ok := a.callTo[tr.CallID]
+			if ok {
+				// answered: forget it, so the map holds only open calls
+				delete(a.callTo, tr.CallID)
+			} else {
+				name = "(unknown)"
+			}
 			if it.tool == "" {
-				it.tool = a.callTo[tr.CallID]
-				if it.tool == "" {
-					it.tool = "(unknown)"
-				}
+				it.tool = name
 			}
 		}
 	case len(r.ToolCalls) > 0:
