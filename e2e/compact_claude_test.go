@@ -348,3 +348,46 @@ func TestCompactClaudeToolTail(t *testing.T) {
 	}
 	checkClean(t, path, session.Claude)
 }
+
+// TestCompactClaudeAfterRealCompact: turns A and B, Claude's own /compact
+// (which preserves B's reply by reference), turn C; then sessctl compact.
+// The live context sessctl summarises includes the preserved reply, and the
+// resumed request carries sessctl's summary, turn C, and the new turn only.
+func TestCompactClaudeAfterRealCompact(t *testing.T) {
+	t.Parallel()
+	h := NewHarness(t)
+	id := h.ClaudePrompt("NOTOOL turn A").SessionID
+	h.ClaudeResume(id, "NOTOOL turn B")
+	h.ClaudeResume(id, "/compact")
+	h.ClaudeResume(id, "NOTOOL turn C")
+	path := h.ClaudeSessionFile(id)
+	if !strings.Contains(string(h.ReadFile(path)), `"preservedSegment"`) {
+		t.Fatalf("claude did not compact with a preserved segment")
+	}
+	res := compactFile(t, path, session.Claude, 2, 50)
+	if !strings.Contains(res.Summary, "ACK: NOTOOL turn B") {
+		t.Errorf("the reply Claude preserved is not in the summary:\n%s", res.Summary)
+	}
+	mark := h.Mark()
+	h.ClaudeResume(id, "NOTOOL turn D")
+	req := h.FirstModelCallSince(mark)
+	texts := h.UserTexts(req)
+	if len(texts) != 3 || !strings.Contains(texts[0], "made by sessctl compact") || texts[1] != "NOTOOL turn C" || texts[2] != "NOTOOL turn D" {
+		t.Errorf("user texts %q", texts)
+	}
+	var body struct {
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(req.Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range body.Messages {
+		if m.Role == "assistant" && strings.Contains(string(m.Content), "turn B") {
+			t.Errorf("the segment Claude preserved was sent again: %.200s", m.Content)
+		}
+	}
+	checkClean(t, path, session.Claude)
+}

@@ -738,3 +738,29 @@ func TestCodexLegacyRefused(t *testing.T) {
 		t.Error("file changed")
 	}
 }
+
+// TestClaudePreservedSegmentIsLive: after Claude Code's own /compact the
+// live context includes the segment it preserved before the boundary
+// (compactMetadata.preservedSegment; the real 2.1.197 file, lines 31 and
+// 36–41).
+func TestClaudePreservedSegmentIsLive(t *testing.T) {
+	src := filepath.Join(samples(t, "real-clients", "claude-home", "claude", "projects", "-home-dev-work-demo"), "7bd0bccd-9f75-4483-b19b-c7e227cb8be6.jsonl")
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(path, mustRead(t, src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o := opts()
+	o.DryRun, o.Keep = true, 1
+	res, err := Compact(path, session.Claude, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// line 31 (the preserved reply), the summary (37), the /compact lines
+	// (38–40), the synthetic pair (45–46), then four turns' messages
+	if res.ActiveStartLine != 31 || res.Messages != 12 {
+		t.Errorf("live context from line %d with %d messages, want line 31 and 12", res.ActiveStartLine, res.Messages)
+	}
+	if !strings.Contains(res.Summary, "Acknowledged (no tool needed). Turn reply #14.") {
+		t.Errorf("the preserved reply is not summarised:\n%s", res.Summary)
+	}
+}

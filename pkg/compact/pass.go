@@ -2,6 +2,7 @@ package compact
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -129,8 +130,16 @@ func findSplit(ctx context.Context, path string, f session.Format, keep int, w w
 		line int
 		off  int64
 	}
-	ring := make([]start, keep)
-	n := 0
+	// the last message starts (enough to look back over a preserved
+	// segment), and the last conversation lines' uuids
+	starts := make([]start, keep+preserveWindow)
+	type seen struct {
+		uuid string
+		line int
+	}
+	recent := make([]seen, preserveWindow)
+	all, nRecent := 0, 0
+	n := 0 // message starts in the live context
 	rd := jsonl.NewReader(bufio.NewReaderSize(fh, 1<<20))
 	for {
 		l, err := rd.Next()
@@ -150,9 +159,24 @@ func findSplit(ctx context.Context, path string, f session.Format, keep int, w w
 		r := session.Decode(f, l)
 		w.observe(&r)
 		if isBoundary(agent, &r) {
-			p.activeStart = l.Num
-			n = 0
+			p.activeStart, n = l.Num, 0
 			mc = &msgCounter{agent: agent}
+			// Claude Code keeps the segment its compaction preserved (by
+			// reference, before the boundary) in the live context
+			if head := preservedHead(l.Raw); head != "" {
+				for i := 1; i <= min(nRecent, preserveWindow); i++ {
+					if s := recent[(nRecent-i)%preserveWindow]; s.uuid == head {
+						p.activeStart = s.line
+						break
+					}
+				}
+				for i := 1; i <= min(all, len(starts)); i++ {
+					if starts[(all-i)%len(starts)].line < p.activeStart {
+						break
+					}
+					n++
+				}
+			}
 		}
 		if v := recordedContext(agent, &r); v >= 0 {
 			p.recorded = v
@@ -160,18 +184,40 @@ func findSplit(ctx context.Context, path string, f session.Format, keep int, w w
 		if r.Model != "" && r.Model != "<synthetic>" {
 			p.model = r.Model
 		}
+		if conversational(&r) && r.UUID != "" {
+			recent[nRecent%preserveWindow] = seen{r.UUID, l.Num}
+			nRecent++
+		}
 		if mc.starts(&r) {
-			ring[n%keep] = start{l.Num, l.Offset}
+			starts[all%len(starts)] = start{l.Num, l.Offset}
+			all++
 			n++
 		}
 	}
 	p.size = rd.Offset()
 	p.messages = n
 	if n > keep {
-		s := ring[n%keep] // the keep-th last start
+		s := starts[(all-keep)%len(starts)] // the keep-th last start
 		p.split, p.splitOffset = s.line, s.off
 	}
 	return p, nil
+}
+
+// preserveWindow is how far back (in conversation lines, and in messages)
+// a Claude Code preserved segment is looked for.
+const preserveWindow = 256
+
+// preservedHead returns compactMetadata.preservedSegment.headUuid of a
+// Claude Code compact_boundary line, or "".
+func preservedHead(raw []byte) string {
+	if !bytes.Contains(raw, []byte(`"preservedSegment"`)) {
+		return ""
+	}
+	v, err := parseJSON(raw)
+	if err != nil {
+		return ""
+	}
+	return v.get("compactMetadata").get("preservedSegment").getStr("headUuid")
 }
 
 // pass2 reads the file again: the compacted part feeds the summary, the
