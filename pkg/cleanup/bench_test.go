@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -83,18 +84,36 @@ func BenchmarkPlan100k(b *testing.B) {
 		write(b, filepath.Join(base, "done"), "", now)
 	}
 	b.ReportMetric(float64(n), "files")
-	var p *Plan
-	for b.Loop() {
-		var err error
-		p, err = MakePlan(Options{Roots: roots, Now: now, Rotations: true, Keep: 2})
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
-	planned, _ := Files(p.Sessions)
-	b.ReportMetric(float64(p.AllSessions), "sessions")
-	b.ReportMetric(float64(planned), "planned-files")
-	if p.AllSessions == 0 || len(p.Sessions) == 0 {
-		b.Fatal("nothing found")
+	for _, bc := range []struct {
+		name string
+		opt  Options
+	}{
+		{"default", Options{Roots: roots, Now: now}},
+		// --keep reads the first line of every Codex rollout for its cwd
+		{"keep-rotations-maxsize", Options{Roots: roots, Now: now, Rotations: true, Keep: 2, MaxSize: 1 << 20}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			var p *Plan
+			// CPU time (user + system) per plan, next to the wall time: on a
+			// busy machine the wall time mostly measures the other processes
+			var ru0, ru1 syscall.Rusage
+			syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+			for b.Loop() {
+				var err error
+				p, err = MakePlan(bc.opt)
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+			cpu := time.Duration(ru1.Utime.Nano() - ru0.Utime.Nano() + ru1.Stime.Nano() - ru0.Stime.Nano())
+			b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/op")
+			planned, _ := Files(p.Sessions)
+			b.ReportMetric(float64(p.AllSessions), "sessions")
+			b.ReportMetric(float64(planned), "planned-files")
+			if p.AllSessions == 0 || len(p.Sessions) == 0 {
+				b.Fatal("nothing found")
+			}
+		})
 	}
 }

@@ -23,7 +23,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/safety"
 	"github.com/sessctl/sessctl/pkg/session"
 )
@@ -413,8 +412,8 @@ func projectKeys(ss []*session.Session) []string {
 	return keys
 }
 
-// codexCWD reads the cwd of a rollout's session_meta (its first lines,
-// looked for in the first len(buf) bytes).
+// codexCWD reads the cwd of a rollout's session_meta (among its first five
+// lines, looked for in the first len(buf) bytes).
 func codexCWD(path string, buf []byte) string {
 	f, err := os.Open(path)
 	if err != nil {
@@ -422,15 +421,29 @@ func codexCWD(path string, buf []byte) string {
 	}
 	n, _ := io.ReadFull(f, buf)
 	f.Close()
-	r := jsonl.NewReader(bytes.NewReader(buf[:n]))
-	format := session.FormatFor(session.Codex)
-	for i := 0; i < 5; i++ {
-		l, err := r.Next()
-		if err != nil {
-			return ""
+	b := buf[:n]
+	for i := 0; i < 5 && len(b) > 0; i++ {
+		line := b
+		if k := bytes.IndexByte(b, '\n'); k >= 0 {
+			line, b = b[:k], b[k+1:]
+		} else {
+			b = nil
 		}
-		if rec := session.Decode(format, l); rec.CWD != "" {
-			return rec.CWD
+		var v struct {
+			Type    string `json:"type"`
+			Payload struct {
+				CWD string `json:"cwd"`
+			} `json:"payload"`
+			CWD string `json:"cwd"` // legacy rollouts: a bare first object
+		}
+		if json.Unmarshal(line, &v) != nil {
+			continue
+		}
+		if v.Payload.CWD != "" {
+			return v.Payload.CWD
+		}
+		if v.CWD != "" {
+			return v.CWD
 		}
 	}
 	return ""
