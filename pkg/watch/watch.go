@@ -476,7 +476,7 @@ func (fw *follower) emit(line []byte, force jsonl.Status, fn func(*session.Recor
 	}
 	var l *jsonl.Line
 	if force == 0 {
-		rd := jsonl.NewReader(bytes.NewReader(append(raw[:len(raw):len(raw)], '\n')))
+		rd := jsonl.NewReaderSize(bytes.NewReader(append(raw[:len(raw):len(raw)], '\n')), len(raw)+16)
 		var err error
 		l, err = rd.Next()
 		if err != nil {
