@@ -323,7 +323,7 @@ func renderGroups(w io.Writer, out statsManyJSON, col colorer) {
 		notes = append(notes, fmt.Sprintf("%d corrupt line(s) seen", out.Corrupt))
 	}
 	if len(notes) > 0 {
-		fmt.Fprintf(w, "\n%s %s (--json lists them per session; sessctl check shows every damaged line)\n",
+		fmt.Fprintf(w, "\n%s %s (--json has them per session; sessctl check shows every damaged line)\n",
 			col.yellow("note:"), strings.Join(notes, ", "))
 	}
 	if out.CountedNotByCCUsage > 0 {

@@ -3,10 +3,15 @@ package stats
 import (
 	"container/heap"
 	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sync"
 	"sort"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/session"
 	"github.com/sessctl/sessctl/pkg/tokens"
 )
@@ -146,7 +151,7 @@ type item struct {
 }
 
 // batchBytes bounds the text held for counting at once.
-const batchBytes = 4 << 20
+const batchBytes = 2 << 20
 
 // Analyze reads one session: the main transcript for the estimates, every
 // file for recorded usage.
@@ -173,7 +178,7 @@ func Analyze(s *session.Session, opt Options) (*Report, error) {
 			size = fi.Size
 		}
 	}
-	err := session.ReadFile(s.Main, f, func(r *session.Record) error {
+	err := readParallel(s.Main, f, func(r *session.Record) error {
 		if opt.Progress != nil && size > 0 {
 			opt.Progress(r.Line.End(), size)
 		}
@@ -584,4 +589,71 @@ func (h *minHeap) Pop() any {
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
+}
+
+// decodeBatch bounds the raw bytes decoded at once.
+const decodeBatch = 1 << 20
+
+// readParallel is session.ReadFile with the decoding (encoding/json, the
+// slow part) spread over all cores: lines are read in order into batches
+// of a few MiB, decoded in parallel, and handed to fn in file order.
+func readParallel(path string, f session.Format, fn func(*session.Record) error) error {
+	fh, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer fh.Close()
+	rd := jsonl.NewReader(fh)
+	workers := runtime.GOMAXPROCS(0)
+	var lines []jsonl.Line
+	recs := make([]session.Record, 0, 1024)
+	flush := func() error {
+		recs = recs[:len(lines)]
+		if len(lines) < 64 || workers == 1 {
+			for i := range lines {
+				recs[i] = session.Decode(f, &lines[i])
+			}
+		} else {
+			var wg sync.WaitGroup
+			per := (len(lines) + workers - 1) / workers
+			for lo := 0; lo < len(lines); lo += per {
+				hi := min(lo+per, len(lines))
+				wg.Go(func() {
+					for i := lo; i < hi; i++ {
+						recs[i] = session.Decode(f, &lines[i])
+					}
+				})
+			}
+			wg.Wait()
+		}
+		for i := range recs {
+			if err := fn(&recs[i]); err != nil {
+				return err
+			}
+		}
+		lines, recs = lines[:0], recs[:0]
+		return nil
+	}
+	held := 0
+	for {
+		l, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		lines = append(lines, l.Clone())
+		if cap(recs) < len(lines) {
+			recs = append(recs[:cap(recs)], make([]session.Record, len(lines)-cap(recs))...)[:0]
+		}
+		held += len(l.Raw)
+		if held >= decodeBatch {
+			if err := flush(); err != nil {
+				return err
+			}
+			held = 0
+		}
+	}
+	return flush()
 }
