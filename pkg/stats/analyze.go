@@ -6,9 +6,9 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"sync"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/sessctl/sessctl/pkg/jsonl"
