@@ -391,13 +391,19 @@ func TestLiveSessionIsLeftAlone(t *testing.T) {
 	f.Close()
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
 	age(t, mainB, now.Add(-90*day))
-	p = plan(t, Options{Roots: []session.Root{{Path: root}}})
-	if len(p.Sessions) != 1 || p.Sessions[0].ID != idB {
-		t.Fatalf("planned %v", ids(p.Sessions))
-	}
 	writers := OpenWriters()
 	if len(writers) == 0 {
 		t.Skip("no /proc: open writers cannot be seen here")
+	}
+	// the plan already leaves it out
+	p = plan(t, Options{Roots: []session.Root{{Path: root}}})
+	if len(p.Sessions) != 0 || len(p.Skipped) != 1 || !strings.Contains(p.Skipped[0].Reason, "open for writing by process") {
+		t.Fatalf("planned %v, skipped %+v", ids(p.Sessions), p.Skipped)
+	}
+	// and if the writer opens it after planning, apply refuses
+	p = plan(t, Options{Roots: []session.Root{{Path: root}}, Writers: func() map[FileKey]string { return nil }})
+	if len(p.Sessions) != 1 || p.Sessions[0].ID != idB {
+		t.Fatalf("planned %v", ids(p.Sessions))
 	}
 	res := Apply(context.Background(), p, ApplyOptions{Now: func() time.Time { return now }, Writers: func() map[FileKey]string { return writers }})
 	if res.Refused != 1 || !strings.Contains(p.Sessions[0].Error, "open for writing") || !exists(mainB) {

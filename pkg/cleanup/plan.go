@@ -57,6 +57,9 @@ type Options struct {
 	// alone to not count as live (safety.DefaultQuiet when 0).
 	Now   time.Time
 	Quiet time.Duration
+	// Writers lists the files open for writing (OpenWriters when nil;
+	// tests inject their own).
+	Writers func() map[FileKey]string
 }
 
 // Plan is what a cleanup would remove.
@@ -291,11 +294,25 @@ func MakePlan(opt Options) (*Plan, error) {
 	})
 
 	remaining := p.StoreBytes
+	var writers map[FileKey]string // files open for writing, looked up once when needed
 	take := func(c *cand, reason string) {
 		it, err := p.expand(c.s, reason, broken)
 		if err != nil {
 			p.Skipped = append(p.Skipped, Skip{Agent: c.s.Agent, ID: c.s.ID, Main: c.s.Main, Reason: err.Error()})
 			return
+		}
+		if writers == nil {
+			writers = OpenWriters()
+			if opt.Writers != nil {
+				writers = opt.Writers()
+			}
+		}
+		for _, f := range it.Files {
+			if w, ok := writers[FileKey{f.id.Dev, f.id.Ino}]; ok {
+				c.live = true
+				p.Skipped = append(p.Skipped, Skip{Agent: c.s.Agent, ID: c.s.ID, Main: c.s.Main, Reason: "live: " + f.Path + " is open for writing by " + w})
+				return
+			}
 		}
 		c.planned = true
 		remaining -= it.Bytes
