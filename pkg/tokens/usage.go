@@ -101,7 +101,8 @@ func (f *FileUsage) sessctlOnly(line int, reason string) {
 // file to the next. A Scanner is not safe for concurrent use; give each
 // goroutine its own.
 type Scanner struct {
-	buf []byte
+	buf  []byte
+	hint int // expected requests in the file being scanned
 }
 
 // ScanFile reads the recorded usage of one file of agent a. role tells a
@@ -119,6 +120,11 @@ func (sc *Scanner) ScanFile(path string, a session.Agent, role session.FileRole)
 		return nil, err
 	}
 	defer fh.Close()
+	sc.hint = 0
+	if fi, err := fh.Stat(); err == nil && fi.Mode().IsRegular() {
+		// about one usage line per 4 KiB of a transcript
+		sc.hint = int(min(fi.Size()/4096, 1<<20))
+	}
 	return sc.ScanReader(fh, path, a, role)
 }
 
@@ -139,6 +145,10 @@ func (sc *Scanner) ScanReader(r io.Reader, path string, a session.Agent, role se
 
 func (sc *Scanner) scanLines(lr *lineReader, path string, a session.Agent, role session.FileRole) (*FileUsage, error) {
 	fu := &FileUsage{Path: path, Agent: a, Context: -1}
+	if sc.hint > 0 {
+		fu.Requests = make([]Request, 0, sc.hint)
+		sc.hint = 0
+	}
 	var err error
 	switch a {
 	case session.Claude:
@@ -232,6 +242,13 @@ func (lr *lineReader) nextMatch(pat []byte) ([]byte, error) {
 				lr.num++
 			}
 			lr.start += ls
+			// the line ends after the match: look for its newline from there
+			if k := bytes.IndexByte(buf[i:], '\n'); k >= 0 {
+				line := buf[ls : i+k]
+				lr.start += i + k + 1 - ls
+				lr.num++
+				return line, nil
+			}
 			return lr.next()
 		}
 		if last := bytes.LastIndexByte(buf, '\n'); last >= 0 {
@@ -457,6 +474,31 @@ func (t *Totals) Models() []string {
 		return ms[i] < ms[j]
 	})
 	return ms
+}
+
+// parseMillis returns a timestamp in Unix milliseconds, with a fast path
+// for the form every client writes (2026-11-22T02:58:38.406Z).
+func parseMillis(b []byte) (int64, error) {
+	if len(b) == 24 && b[4] == '-' && b[7] == '-' && b[10] == 'T' && b[13] == ':' && b[16] == ':' && b[19] == '.' && b[23] == 'Z' {
+		num := func(i, j int) int {
+			n := 0
+			for _, c := range b[i:j] {
+				if c < '0' || c > '9' {
+					return -1
+				}
+				n = n*10 + int(c-'0')
+			}
+			return n
+		}
+		y, mo, d, h, mi, se, ms := num(0, 4), num(5, 7), num(8, 10), num(11, 13), num(14, 16), num(17, 19), num(20, 23)
+		if y >= 0 && mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && h >= 0 && h < 24 && mi >= 0 && mi < 60 && se >= 0 && se < 60 && ms >= 0 {
+			t := time.Date(y, time.Month(mo), d, h, mi, se, ms*1e6, time.UTC)
+			if t.Day() == d { // not 31 February
+				return t.UnixMilli(), nil
+			}
+		}
+	}
+	return parseRFC3339(string(b))
 }
 
 // parseRFC3339 returns a timestamp in Unix milliseconds.

@@ -3,7 +3,6 @@ package tokens
 import (
 	"bytes"
 	"io"
-	"time"
 
 	"github.com/sessctl/sessctl/pkg/session"
 )
@@ -185,7 +184,7 @@ func claudeLine(line []byte, num int, cl *claudeUsageLine, fu *FileUsage, models
 		break
 	}
 	counted := reason == ""
-	ts, tsErr := time.Parse(time.RFC3339Nano, string(cl.timestamp))
+	ms, tsErr := parseMillis(cl.timestamp)
 
 	// ccusage 20.0.24's rule (tokens.md §6), to report where it differs.
 	ccReason := ""
@@ -226,7 +225,7 @@ func claudeLine(line []byte, num int, cl *claudeUsageLine, fu *FileUsage, models
 		req.Usage.CacheCreation = cl.m5 + cl.h1
 	}
 	if tsErr == nil {
-		req.Time = ts.UnixMilli()
+		req.Time = ms
 	}
 	if m, ok := models[string(cl.model)]; ok && cl.speed == nil {
 		req.Model = m

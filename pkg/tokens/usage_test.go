@@ -275,3 +275,18 @@ func TestNextMatchCountsSkippedLines(t *testing.T) {
 		t.Fatalf("tail %q, num %d, torn %v", lr.tail, lr.num, lr.torn)
 	}
 }
+
+func TestParseMillis(t *testing.T) {
+	for _, s := range []string{"2026-11-22T02:58:38.406Z", "2024-02-29T23:59:59.999Z", "2026-11-22T02:58:38Z", "2026-11-22T03:58:38.406+01:00"} {
+		got, err := parseMillis([]byte(s))
+		want, err2 := parseRFC3339(s)
+		if err != nil || err2 != nil || got != want {
+			t.Errorf("%s: %d %v, want %d %v", s, got, err, want, err2)
+		}
+	}
+	for _, s := range []string{"2026-02-31T02:58:38.406Z", "2026-13-22T02:58:38.406Z", "not a time", ""} {
+		if _, err := parseMillis([]byte(s)); err == nil {
+			t.Errorf("%q accepted", s)
+		}
+	}
+}
