@@ -73,7 +73,7 @@ func claudeLine(line []byte, num int, cl *claudeUsageLine, fu *FileUsage, models
 		switch string(key) {
 		case "timestamp":
 			if l.peek() == '"' {
-				cl.timestamp, _ = l.str()
+				cl.timestamp = l.str()
 				cl.tsSeen = true
 			}
 		case "isSidechain":
@@ -82,18 +82,18 @@ func claudeLine(line []byte, num int, cl *claudeUsageLine, fu *FileUsage, models
 		case "requestId":
 			cl.reqSeen = true
 			if l.peek() == '"' {
-				cl.requestID, _ = l.str()
+				cl.requestID = l.str()
 			} else {
 				cl.reqNull = true
 			}
 		case "sessionId":
 			if l.peek() == '"' {
-				raw, _ := l.str()
+				raw := l.str()
 				cl.sessionEmpty = len(raw) == 0
 			}
 		case "version":
 			if l.peek() == '"' {
-				cl.version, _ = l.str()
+				cl.version = l.str()
 				cl.versionSeen = true
 			}
 		case "message":
@@ -102,12 +102,12 @@ func claudeLine(line []byte, num int, cl *claudeUsageLine, fu *FileUsage, models
 				switch string(k) {
 				case "id":
 					if l.peek() == '"' {
-						cl.msgID, _ = l.str()
+						cl.msgID = l.str()
 						cl.idSeen = true
 					}
 				case "model":
 					if l.peek() == '"' {
-						cl.model, _ = l.str()
+						cl.model = l.str()
 						cl.modelSeen = true
 					}
 				case "usage":
@@ -135,7 +135,7 @@ func claudeLine(line []byte, num int, cl *claudeUsageLine, fu *FileUsage, models
 							})
 						case "speed":
 							if l.peek() == '"' {
-								cl.speed, _ = l.str()
+								cl.speed = l.str()
 								cl.speedSeen = true
 							}
 						}

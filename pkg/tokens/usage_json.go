@@ -53,12 +53,11 @@ func (l *lexer) peek() byte {
 	return l.b[l.i]
 }
 
-// str reads a string and returns its raw bytes (escapes left as they are)
-// and whether it held any backslash.
-func (l *lexer) str() (raw []byte, escaped bool) {
+// str reads a string and returns its raw bytes (escapes left as they are).
+func (l *lexer) str() (raw []byte) {
 	if l.peek() != '"' {
 		l.fail()
-		return nil, false
+		return nil
 	}
 	start := l.i + 1
 	j := start
@@ -66,7 +65,7 @@ func (l *lexer) str() (raw []byte, escaped bool) {
 		k := bytes.IndexByte(l.b[j:], '"')
 		if k < 0 {
 			l.fail()
-			return nil, false
+			return nil
 		}
 		end := j + k
 		// count the backslashes before the quote
@@ -76,8 +75,7 @@ func (l *lexer) str() (raw []byte, escaped bool) {
 		}
 		if n%2 == 0 {
 			l.i = end + 1
-			raw = l.b[start:end]
-			return raw, bytes.IndexByte(raw, '\\') >= 0
+			return l.b[start:end]
 		}
 		j = end + 1
 	}
@@ -85,8 +83,8 @@ func (l *lexer) str() (raw []byte, escaped bool) {
 
 // text reads a string value as Go text (escapes decoded only when present).
 func (l *lexer) text() string {
-	raw, esc := l.str()
-	if !esc {
+	raw := l.str()
+	if bytes.IndexByte(raw, '\\') < 0 {
 		return string(raw)
 	}
 	return unescapeJSON(raw)
@@ -102,7 +100,7 @@ func (l *lexer) skip() {
 			l.fail()
 			return
 		case '"':
-			s, _ := l.str()
+			s := l.str()
 			if l.watch && !l.bad {
 				l.afterKey(s)
 			}
@@ -156,7 +154,7 @@ func (l *lexer) object(fn func(key []byte)) bool {
 		return true
 	}
 	for !l.bad {
-		key, _ := l.str()
+		key := l.str()
 		if l.watch && !l.bad {
 			l.afterKey(key)
 		}
