@@ -526,3 +526,43 @@ func TestParseSize(t *testing.T) {
 		}
 	}
 }
+
+// TestFileRemovedBetweenPlanAndApply: a file of the plan vanished (the
+// agent, or the user, removed it): the session is refused whole, nothing
+// else of it is removed, and nothing panics.
+func TestFileRemovedBetweenPlanAndApply(t *testing.T) {
+	root := t.TempDir()
+	dir := kimiSession(t, root, "h", idA, now.Add(-90*day))
+	p := plan(t, Options{Roots: []session.Root{{Path: root}}})
+	if len(p.Sessions) != 1 {
+		t.Fatalf("planned %v", ids(p.Sessions))
+	}
+	os.Remove(filepath.Join(dir, "wire.jsonl"))
+	res := apply(p)
+	if res.Refused != 1 || res.RemovedFiles != 0 || !strings.Contains(p.Sessions[0].Error, "wire.jsonl") {
+		t.Fatalf("result %+v: %s", res, p.Sessions[0].Error)
+	}
+	want := []string{"sessions/h/" + idA + "/context.jsonl", "sessions/h/" + idA + "/state.json"}
+	if got := files(t, root); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("left %v, want %v", got, want)
+	}
+}
+
+// TestRootMayBeASymlink: ~/.claude -> /data/claude is a normal setup; the
+// sessions under it are removed like any others.
+func TestRootMayBeASymlink(t *testing.T) {
+	base := t.TempDir()
+	real := filepath.Join(base, "data", "claude")
+	claudeSession(t, real, "-p", idA, now.Add(-90*day))
+	link := filepath.Join(base, ".claude")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	p := plan(t, Options{Roots: []session.Root{{Path: link}}})
+	if res := apply(p); res.RemovedSessions != 1 {
+		t.Fatalf("result %+v: %+v %+v", res, p.Sessions, p.Skipped)
+	}
+	if exists(filepath.Join(real, "projects", "-p")) || !exists(filepath.Join(real, "projects")) || !exists(link) {
+		t.Errorf("left %v", files(t, real))
+	}
+}
