@@ -62,7 +62,8 @@ func (p *TextPrinter) Record(r *session.Record, _ Status, at time.Time) {
 	if r.Thinking != "" {
 		fmt.Fprintf(p.W, "%s %-9s %s\n", ts, role, p.col("2", "(thinking) "+Preview(r.Thinking, w-11)))
 	}
-	if r.Text != "" || (len(r.ToolCalls) == 0 && len(r.ToolResults) == 0 && r.Thinking == "") {
+	// a tool result's text is its output: shown once, on the result line
+	if r.Text != "" && len(r.ToolResults) == 0 || (len(r.ToolCalls) == 0 && len(r.ToolResults) == 0 && r.Thinking == "") {
 		text := r.Text
 		if r.UserPrompt && r.Prompt != "" {
 			text = r.Prompt

@@ -361,3 +361,22 @@ func TestFollowLatestSwitches(t *testing.T) {
 		t.Fatalf("output:\n%s", got)
 	}
 }
+
+func TestTextPrinterLines(t *testing.T) {
+	var b bytes.Buffer
+	p := &TextPrinter{W: &b}
+	at := time.Date(2026, 11, 22, 10, 0, 0, 0, time.Local)
+	p.Record(&session.Record{Kind: session.KindMessage, Role: session.RoleAssistant, Text: "Let me\nlook.",
+		ToolCalls: []session.ToolCall{{ID: "c1", Name: "Bash", Input: `{"command":"ls -la"}`}}}, Status{}, at)
+	p.Record(&session.Record{Kind: session.KindMessage, Role: session.RoleTool, Text: "a\nb",
+		ToolResults: []session.ToolResult{{CallID: "c1", Output: "a\nb"}}}, Status{}, at)
+	p.Status(Status{Tokens: 170_000, Window: 200_000, Percent: 85, CompactAt: 160_000, Left: -10_000, Basis: "recorded", WindowSource: "model"})
+	p.Status(Status{Tokens: 170_000, Window: 200_000, Percent: 85, CompactAt: 160_000, Left: -10_000, Basis: "recorded", WindowSource: "model"})
+	want := "10:00:00 assistant Let me look.\n" +
+		"10:00:00 tool call Bash {\"command\":\"ls -la\"}\n" +
+		"10:00:00 tool result 3 B  a b\n" +
+		"  context 170,000 / 200,000 tokens (85.0%, recorded) · past the compaction threshold 160,000 by 10,000\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
