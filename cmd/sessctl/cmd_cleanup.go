@@ -109,13 +109,18 @@ func runCleanup(ctx context.Context, env *appEnv, opt cleanupOptions) error {
 		ctx = context.Background()
 	}
 	lock, err := cleanup.Lock(opt.lockPath)
-	if err != nil {
-		if errors.Is(err, safety.ErrLocked) {
-			return (&cliError{code: exitRefused, err: err}).withHint("only one cleanup runs at a time; try again when the other one has finished")
-		}
+	switch {
+	case errors.Is(err, safety.ErrLocked):
+		return (&cliError{code: exitRefused, err: err}).withHint("only one cleanup runs at a time; try again when the other one has finished")
+	case err != nil && opt.apply:
 		return err
+	case err != nil:
+		// a dry run changes nothing: it may go on without the lock (a
+		// read-only home), but says so
+		fmt.Fprintf(env.stderr, "sessctl: warning: %v (dry run goes on without it)\n", err)
+	default:
+		defer lock.Unlock()
 	}
-	defer lock.Unlock()
 
 	po := cleanup.Options{OlderThan: opt.olderThan, OlderThanSet: opt.ageSet, Keep: opt.keep, MaxSize: opt.maxSize,
 		Rotations: opt.rotations, Agent: opt.agent, Now: env.now()}
