@@ -163,8 +163,9 @@ func Consumption(ss []*session.Session, progress Progress) []*SessionUsage {
 		}()
 	}
 	lg := &tokens.Ledger{}
-	// about one distinct request per 8 KiB of transcript in real files
-	lg.Grow(int(min(total/8192, 1<<22)))
+	// real transcripts hold about one distinct request per 8 KiB; allow for
+	// twice as many
+	lg.Grow(int(min(total/4096, 1<<22)))
 	fileSess := make([]int, 0, len(jobs))
 	for i := range jobs {
 		<-done[i]

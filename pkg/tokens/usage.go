@@ -342,15 +342,16 @@ func (lg *Ledger) Add(fu *FileUsage) {
 }
 
 // Grow makes room for about n more requests (a hint: it saves growing the
-// tables one doubling at a time).
+// tables one doubling at a time). Room in the list that is never used costs
+// address space more than memory; the maps are sized for half of it.
 func (lg *Ledger) Grow(n int) {
 	if n <= 0 {
 		return
 	}
 	lg.Requests = append(make([]Request, 0, len(lg.Requests)+n), lg.Requests...)
 	if lg.own.exact == nil {
-		lg.own.exact = make(map[uint64]int32, n)
-		lg.own.byMsg = make(map[uint64]int32, n)
+		lg.own.exact = make(map[uint64]int32, n/2)
+		lg.own.byMsg = make(map[uint64]int32, n/2)
 	}
 }
 
