@@ -411,7 +411,7 @@ func projectKeys(ss []*session.Session) []string {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			buf := make([]byte, 64<<10)
+			buf := make([]byte, 8<<10)
 			for i := range work {
 				keys[i] = string(ss[i].Agent) + "\x00" + codexCWD(ss[i].Main, buf)
 			}
@@ -429,8 +429,10 @@ func projectKeys(ss []*session.Session) []string {
 	return keys
 }
 
-// codexCWD reads the cwd of a rollout's session_meta (among its first five
-// lines, looked for in the first len(buf) bytes).
+// codexCWD reads the cwd of a rollout's session_meta, its first line. That
+// line is long (Codex 0.169 puts ~20 KB of instructions in it) but "cwd"
+// comes early in its payload, so only the first len(buf) bytes are read and
+// the value is decoded where the key is.
 func codexCWD(path string, buf []byte) string {
 	f, err := os.Open(path)
 	if err != nil {
@@ -438,32 +440,19 @@ func codexCWD(path string, buf []byte) string {
 	}
 	n, _ := io.ReadFull(f, buf)
 	f.Close()
-	b := buf[:n]
-	for i := 0; i < 5 && len(b) > 0; i++ {
-		line := b
-		if k := bytes.IndexByte(b, '\n'); k >= 0 {
-			line, b = b[:k], b[k+1:]
-		} else {
-			b = nil
-		}
-		var v struct {
-			Type    string `json:"type"`
-			Payload struct {
-				CWD string `json:"cwd"`
-			} `json:"payload"`
-			CWD string `json:"cwd"` // legacy rollouts: a bare first object
-		}
-		if json.Unmarshal(line, &v) != nil {
-			continue
-		}
-		if v.Payload.CWD != "" {
-			return v.Payload.CWD
-		}
-		if v.CWD != "" {
-			return v.CWD
-		}
+	line := buf[:n]
+	if k := bytes.IndexByte(line, '\n'); k >= 0 {
+		line = line[:k]
 	}
-	return ""
+	k := bytes.Index(line, []byte(`"cwd":`))
+	if k < 0 {
+		return ""
+	}
+	var cwd string
+	if json.NewDecoder(bytes.NewReader(line[k+len(`"cwd":`):])).Decode(&cwd) != nil {
+		return ""
+	}
+	return cwd
 }
 
 // expand lists the exact files of a session (side directories walked) with
