@@ -160,9 +160,10 @@ func (p *Plan) applyItem(it *Item, opt ApplyOptions, writers map[FileKey]string)
 func (p *Plan) verify(it *Item, opt ApplyOptions, writers map[FileKey]string, lockPath string) error {
 	now := opt.Now()
 	planned := map[string]bool{lockPath: true}
+	real := realCache{} // resolved afresh for each session, right before its removal
 	for _, f := range it.Files {
 		planned[f.Path] = true
-		if err := inRoot(it.root, f.Path); err != nil {
+		if err := real.inRoot(it.root, f.Path); err != nil {
 			return refuse(safety.ErrChanged, f.Path, "%v; nothing removed", err)
 		}
 		fi, err := os.Lstat(f.Path)

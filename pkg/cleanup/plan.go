@@ -84,7 +84,7 @@ type Plan struct {
 	KeptSessions int   `json:"sessions_kept"`
 
 	roots []root
-	real  map[string]string // directory -> its real path (symlinks resolved)
+	real  realCache // directory -> its real path (symlinks resolved)
 }
 
 // Item is one session (or the rotations of one session) to remove, with the
@@ -546,18 +546,28 @@ func (r root) check(path, dir string) error {
 
 // inRoot is inRoot with the directories' real paths cached.
 func (p *Plan) inRoot(r root, path string) error {
-	dir, err := p.realDir(filepath.Dir(path))
+	if p.real == nil {
+		p.real = realCache{}
+	}
+	return p.real.inRoot(r, path)
+}
+
+// realCache maps directories to their real paths (symlinks resolved).
+type realCache map[string]string
+
+func (c realCache) inRoot(r root, path string) error {
+	dir, err := c.dir(filepath.Dir(path))
 	if err != nil {
 		return err
 	}
 	return r.check(path, dir)
 }
 
-// realDir is the real path of directory d: its parent's real path (cached)
+// dir is the real path of directory d: its parent's real path (cached)
 // joined with its name, or, when d itself is a symlink, the link resolved.
 // One Lstat per directory instead of one per path component.
-func (p *Plan) realDir(d string) (string, error) {
-	if r, ok := p.real[d]; ok {
+func (c realCache) dir(d string) (string, error) {
+	if r, ok := c[d]; ok {
 		return r, nil
 	}
 	parent := filepath.Dir(d)
@@ -568,7 +578,7 @@ func (p *Plan) realDir(d string) (string, error) {
 			return "", err
 		}
 	} else {
-		rp, err := p.realDir(parent)
+		rp, err := c.dir(parent)
 		if err != nil {
 			return "", err
 		}
@@ -587,10 +597,7 @@ func (p *Plan) realDir(d string) (string, error) {
 			r = filepath.Join(rp, filepath.Base(d))
 		}
 	}
-	if p.real == nil {
-		p.real = map[string]string{}
-	}
-	p.real[d] = r
+	c[d] = r
 	return r, nil
 }
 
