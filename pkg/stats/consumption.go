@@ -280,6 +280,9 @@ func Group(sus []*SessionUsage, by string, loc *time.Location) ([]GroupRow, erro
 			get(string(su.Agent), su).Totals.Merge(su.Totals)
 		case ByDay:
 			for _, r := range su.requests {
+				if r.Usage.Total() == 0 {
+					continue // synthetic replies: no row of zeros
+				}
 				k := "(unknown)"
 				if r.Time > 0 {
 					k = time.UnixMilli(r.Time).In(loc).Format("2006-01-02")
@@ -288,6 +291,9 @@ func Group(sus []*SessionUsage, by string, loc *time.Location) ([]GroupRow, erro
 			}
 		case ByModel:
 			for _, r := range su.requests {
+				if r.Usage.Total() == 0 {
+					continue
+				}
 				m := r.Model
 				if m == "" {
 					m = "(unknown)"
