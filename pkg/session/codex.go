@@ -102,8 +102,10 @@ func (codexFormat) decode(obj []byte, r *Record) {
 		return
 	}
 	r.Timestamp = parseTime(l.Timestamp)
-	if l.Type == "" {
-		codexLegacy(&l, r)
+	// before 2025-09 lines had no envelope: bare ResponseItems such as
+	// {"type":"message","role":…} and {"record_type":"state"}
+	if l.Type == "" || (len(l.Payload) == 0 && !codexEnvelopeTypes[l.Type]) {
+		codexLegacy(&l, obj, r)
 		return
 	}
 	var p codexPayload
@@ -210,25 +212,19 @@ func codexItem(p *codexPayload, r *Record) {
 	}
 }
 
-// codexLegacy handles rollouts from before September 2025 (no envelope).
-func codexLegacy(l *codexLine, r *Record) {
+// codexLegacy handles rollouts from before September 2025 (no envelope):
+// the header line, state lines, and bare response items.
+func codexLegacy(l *codexLine, obj []byte, r *Record) {
 	r.Type = "(legacy)"
 	switch {
 	case l.RecordType != "" || len(l.Instructions) > 0:
 		r.Kind = KindMetadata
-	case l.Role != "":
+	case l.Type != "":
 		var p codexPayload
-		json.Unmarshal(mustJSON(l), &p)
-		p.Type = "message"
-		p.Role = l.Role
-		p.Content = l.Content
+		json.Unmarshal(obj, &p)
 		codexItem(&p, r)
+		r.Type = "(legacy)/" + l.Type
 	default:
 		r.Kind = KindMetadata
 	}
-}
-
-func mustJSON(v any) []byte {
-	b, _ := json.Marshal(v)
-	return b
 }

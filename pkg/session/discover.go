@@ -168,7 +168,7 @@ func Discover(roots []Root, missingOK bool) *Result {
 			continue
 		}
 		if !fi.IsDir() {
-			d.file(r, r.Path)
+			d.explicitFile(r, r.Path)
 			continue
 		}
 		d.root = r
@@ -254,26 +254,13 @@ func (d *discoverer) dir(dir string, depth int) {
 		d.errorf(err)
 		return
 	}
-	names := map[string]fs.DirEntry{}
-	for _, e := range ents {
-		names[e.Name()] = e
-	}
+	names, rotations := indexDir(ents)
 	// a Kimi session directory: everything in it belongs to the session
 	if e, ok := names["context.jsonl"]; ok && e.Type().IsRegular() {
 		d.kimiSession(dir)
 		return
 	}
 	sidecars := map[string]bool{} // subdirectories taken by a session
-	// rotations written by sessctl beside a file: <name>.N, by main name
-	rotations := map[string][]fs.DirEntry{}
-	for _, e := range ents {
-		if !e.Type().IsRegular() || !strings.Contains(e.Name(), ".jsonl.") {
-			continue
-		}
-		if m := rotationRe.FindStringSubmatch(e.Name()); m != nil {
-			rotations[m[1]] = append(rotations[m[1]], e)
-		}
-	}
 	for _, e := range ents {
 		name := e.Name()
 		if !e.Type().IsRegular() || strings.HasPrefix(name, jsonl.TempPrefix) || notSessionFile[name] {
@@ -294,27 +281,9 @@ func (d *discoverer) dir(dir string, depth int) {
 		if s == nil {
 			continue
 		}
-		for _, e2 := range rotations[name] {
-			m := rotationRe.FindStringSubmatch(e2.Name())
-			if f, ok := d.stat(filepath.Join(dir, e2.Name()), FileRotation); ok {
-				f.Rotation = atoi(m[2])
-				s.Files = append(s.Files, f)
-			}
-		}
-		// sessctl's lock file beside it: .<name>.sessctl.lock
-		if e2, ok := names["."+name+lockSuffix]; ok && e2.Type().IsRegular() {
-			if f, ok := d.stat(filepath.Join(dir, e2.Name()), FileSide); ok {
-				s.Files = append(s.Files, f)
-			}
-		}
-		// Claude's sidecar directory <id>/ (subagents/, tool-results/)
-		stem := strings.TrimSuffix(name, ".jsonl")
-		if e2, ok := names[stem]; ok && e2.IsDir() && (s.Agent == Claude || s.Agent == Clawdcode) {
+		if stem := d.neighbours(s, dir, name, names, rotations); stem != "" {
 			sidecars[stem] = true
-			s.Dir = filepath.Join(dir, stem)
-			d.sidecar(s, s.Dir)
 		}
-		sortRotations(s)
 	}
 	for _, e := range ents {
 		if !e.IsDir() || sidecars[e.Name()] || notSessionDir[e.Name()] {
@@ -322,6 +291,69 @@ func (d *discoverer) dir(dir string, depth int) {
 		}
 		d.dir(filepath.Join(dir, e.Name()), depth+1)
 	}
+}
+
+// neighbours attaches what lies beside a session file in its directory: the
+// rotations sessctl made (<name>.N), sessctl's lock file and Claude's
+// sidecar directory <id>/. It returns the sidecar's name when there is one.
+func (d *discoverer) neighbours(s *Session, dir, name string, names map[string]fs.DirEntry, rotations map[string][]fs.DirEntry) string {
+	sidecar := ""
+	for _, e2 := range rotations[name] {
+		m := rotationRe.FindStringSubmatch(e2.Name())
+		if f, ok := d.stat(filepath.Join(dir, e2.Name()), FileRotation); ok {
+			f.Rotation = atoi(m[2])
+			s.Files = append(s.Files, f)
+		}
+	}
+	// sessctl's lock file beside it: .<name>.sessctl.lock
+	if e2, ok := names["."+name+lockSuffix]; ok && e2.Type().IsRegular() {
+		if f, ok := d.stat(filepath.Join(dir, e2.Name()), FileSide); ok {
+			s.Files = append(s.Files, f)
+		}
+	}
+	// Claude's sidecar directory <id>/ (subagents/, tool-results/)
+	stem := strings.TrimSuffix(name, ".jsonl")
+	if e2, ok := names[stem]; ok && e2.IsDir() && (s.Agent == Claude || s.Agent == Clawdcode) {
+		sidecar = stem
+		s.Dir = filepath.Join(dir, stem)
+		d.sidecar(s, s.Dir)
+	}
+	sortRotations(s)
+	return sidecar
+}
+
+// indexDir indexes a directory listing by name, and sessctl's rotations
+// (<name>.N) by the name of their main file.
+func indexDir(ents []fs.DirEntry) (map[string]fs.DirEntry, map[string][]fs.DirEntry) {
+	names := make(map[string]fs.DirEntry, len(ents))
+	rotations := map[string][]fs.DirEntry{}
+	for _, e := range ents {
+		names[e.Name()] = e
+		if !e.Type().IsRegular() || !strings.Contains(e.Name(), ".jsonl.") {
+			continue
+		}
+		if m := rotationRe.FindStringSubmatch(e.Name()); m != nil {
+			rotations[m[1]] = append(rotations[m[1]], e)
+		}
+	}
+	return names, rotations
+}
+
+// explicitFile is a file named on the command line: its session with
+// everything beside it that belongs to it.
+func (d *discoverer) explicitFile(root Root, p string) {
+	s := d.file(root, p)
+	if s == nil || s.Agent == Kimi && s.Dir != "" {
+		return
+	}
+	dir := filepath.Dir(s.Main)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		d.errorf(err)
+		return
+	}
+	names, rotations := indexDir(ents)
+	d.neighbours(s, dir, filepath.Base(s.Main), names, rotations)
 }
 
 // file makes a one-file session (or the Kimi session holding it).

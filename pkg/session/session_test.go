@@ -148,6 +148,14 @@ func TestCodexDecode(t *testing.T) {
 	if r.RollbackTurns != 2 {
 		t.Errorf("rollback: %+v", r)
 	}
+	r = decodeLine(t, Codex, `{"type":"message","role":"user","content":[{"type":"input_text","text":"old format"}]}`)
+	if r.Kind != KindMessage || !r.UserPrompt || r.Text != "old format" {
+		t.Errorf("pre-envelope response item: %+v", r)
+	}
+	r = decodeLine(t, Codex, `{"record_type":"state"}`)
+	if r.Kind != KindMetadata {
+		t.Errorf("legacy state line: %v", r.Kind)
+	}
 	r = decodeLine(t, Codex, `{"timestamp":"x","type":"future_synthetic_record","payload":{}}`)
 	if r.Kind != KindUnknown {
 		t.Errorf("unknown envelope: %v", r.Kind)
@@ -274,5 +282,53 @@ func TestFind(t *testing.T) {
 	}
 	if f := Find(ss, "q"); len(f) != 0 {
 		t.Errorf("none: %v", f)
+	}
+}
+
+// A Claude file named on the command line brings its <id>/ folder, its
+// rotations and its lock file, exactly as when its directory is searched.
+func TestDiscoverExplicitClaudeFile(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(testdata, "claude", "projects", "-home-alice-src-web")
+	id := "5b0c1f4e-2d3a-4c5b-8e6f-7a8b9c0d1e2f"
+	copyTree(t, src, dir)
+	main := filepath.Join(dir, id+".jsonl")
+	os.WriteFile(main+".1", []byte("{}\n"), 0o600)
+	os.WriteFile(filepath.Join(dir, "."+id+".jsonl.sessctl.lock"), nil, 0o600)
+	for _, p := range []string{main, main + ".1"} {
+		res := DiscoverPaths([]string{p})
+		if len(res.Sessions) != 1 {
+			t.Fatalf("%s: %d sessions", p, len(res.Sessions))
+		}
+		s := res.Sessions[0]
+		roles := map[FileRole]int{}
+		for _, f := range s.Files {
+			roles[f.Role]++
+		}
+		if s.Main != main || roles[FileSubagent] != 1 || roles[FileRotation] != 1 || roles[FileSide] != 2 || s.Dir == "" {
+			t.Errorf("%s: main %s roles %v dir %q", p, s.Main, roles, s.Dir)
+		}
+	}
+}
+
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if e.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o600)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -7,7 +7,6 @@ package stats
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -79,17 +78,6 @@ func UsageFiles(s *session.Session) []session.File {
 		default:
 			if f.Role == session.FileMain || f.Role == session.FileSubagent || f.Role == session.FileRotation {
 				out = append(out, f)
-			}
-		}
-	}
-	// A session discovered from its file alone (DiscoverPaths on the .jsonl)
-	// comes without its sidecar directory; subagent usage lives there.
-	if (s.Agent == session.Claude || s.Agent == session.Clawdcode) && s.Dir == "" && len(s.FilesWithRole(session.FileSubagent)) == 0 {
-		dir := strings.TrimSuffix(s.Main, ".jsonl")
-		paths, _ := filepath.Glob(filepath.Join(dir, "subagents", "*.jsonl"))
-		for _, p := range paths {
-			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
-				out = append(out, session.File{Path: p, Role: session.FileSubagent, Size: fi.Size(), ModTime: fi.ModTime()})
 			}
 		}
 	}
