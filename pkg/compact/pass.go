@@ -100,19 +100,8 @@ func isBoundary(agent session.Agent, r *session.Record) bool {
 
 // recordedContext returns the context size a record records, or -1.
 func recordedContext(agent session.Agent, r *session.Record) int64 {
-	if r.Sidechain {
-		return -1
-	}
-	if r.ContextTokens >= 0 {
-		return r.ContextTokens
-	}
-	// all-zero usage: Claude's synthetic replies, and the tail copies of an
-	// earlier sessctl compaction (the boundary's postTokens stands)
-	if (agent == session.Claude || agent == session.Clawdcode) && r.Usage != nil && r.Usage.Total() > 0 && r.Role == session.RoleAssistant && !r.Synthetic {
-		u := r.Usage
-		return u.Input + u.CacheCreation + u.CacheRead + u.Output
-	}
-	return -1
+	n, _ := tokens.RecordedContext(agent, r)
+	return n
 }
 
 // findSplit is the first pass: where does the live context start, how many

@@ -254,22 +254,10 @@ func (a *analyzer) record(r *session.Record) error {
 	}
 	it := item{line: r.Line.Num}
 	// recorded context gauges, by format (tokens.md §5)
-	switch {
-	case r.Kind == session.KindCompaction && r.ContextTokens >= 0:
-		it.recorded, it.recSource = r.ContextTokens, "compactMetadata.postTokens"
-	case rep.Agent == session.Claude && r.Kind == session.KindCompaction && r.Type == "system/compact_boundary":
+	if n, src := tokens.RecordedContext(rep.Agent, r); n >= 0 {
+		it.recorded, it.recSource = n, src
+	} else if rep.Agent == session.Claude && r.Kind == session.KindCompaction && r.Type == "system/compact_boundary" {
 		it.recorded, it.recSource = -2, "" // unknown after the boundary until the next usage
-	case rep.Agent == session.Claude && r.Role == session.RoleAssistant && r.Usage != nil && !r.Synthetic && !r.Sidechain && r.Usage.Total() > 0:
-		// (all-zero usage — synthetic replies, copies written by sessctl
-		// compact — says nothing about the context size)
-		u := r.Usage
-		it.recorded, it.recSource = u.Input+u.CacheCreation+u.CacheRead+u.Output, "last assistant usage (input + cache creation + cache read + output)"
-	case rep.Agent == session.Codex && r.Kind == session.KindUsage && r.ContextTokens >= 0 && r.Usage != nil:
-		it.recorded, it.recSource = r.ContextTokens, "last_token_usage.total_tokens"
-	case rep.Agent == session.Kimi && r.Kind == session.KindUsage && r.ContextTokens >= 0:
-		it.recorded, it.recSource = r.ContextTokens, "_usage.token_count + text after it / 4"
-	case rep.Agent == session.Clawdcode && r.Role == session.RoleAssistant && r.Usage != nil && r.Usage.Total() > 0:
-		it.recorded, it.recSource = r.Usage.Input+r.Usage.Output, "last assistant usage (input + output)"
 	}
 	if r.Kind == session.KindCompaction {
 		rep.Compactions++

@@ -56,20 +56,7 @@ func (g *Gauge) Add(r *session.Record) {
 	if r.ContextWindow > 0 {
 		g.recWindow = r.ContextWindow
 	}
-	rec, src := int64(-1), ""
-	switch {
-	case r.Kind == session.KindCompaction && r.ContextTokens >= 0:
-		rec, src = r.ContextTokens, "compactMetadata.postTokens"
-	case g.Agent == session.Claude && r.Role == session.RoleAssistant && r.Usage != nil && !r.Synthetic && !r.Sidechain:
-		u := r.Usage
-		rec, src = u.Input+u.CacheCreation+u.CacheRead+u.Output, "last assistant usage"
-	case g.Agent == session.Codex && r.Kind == session.KindUsage && r.ContextTokens >= 0:
-		rec, src = r.ContextTokens, "last_token_usage.total_tokens"
-	case g.Agent == session.Kimi && r.Kind == session.KindUsage && r.ContextTokens >= 0:
-		rec, src = r.ContextTokens, "_usage.token_count"
-	case g.Agent == session.Clawdcode && r.Role == session.RoleAssistant && r.Usage != nil:
-		rec, src = r.Usage.Input+r.Usage.Output, "last assistant usage"
-	}
+	rec, src := tokens.RecordedContext(g.Agent, r)
 	if rec >= 0 {
 		g.recorded, g.source, g.since, g.chars = rec, src, 0, 0
 		return
