@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/sessctl/sessctl/pkg/jsonl"
 )
@@ -208,60 +207,9 @@ func (p *pyLines) next() (raw []byte, eol int, off int64, err error) {
 }
 
 // pyDecode returns a line's content (without terminator) decoded the way
-// Python's UTF-8 codec with errors="replace" does: each maximal invalid
-// subpart becomes one U+FFFD. changed reports a replacement.
-func pyDecode(content []byte) (text []byte, changed bool) {
-	if utf8.Valid(content) {
-		return content, false
-	}
-	out := make([]byte, 0, len(content)+8)
-	for i := 0; i < len(content); {
-		r, size := utf8.DecodeRune(content[i:])
-		if r != utf8.RuneError || size > 1 {
-			out = append(out, content[i:i+size]...)
-			i += size
-			continue
-		}
-		out = append(out, "\uFFFD"...)
-		i += maximalSubpart(content[i:])
-	}
-	return out, true
-}
-
-// maximalSubpart is the length (at least 1) of the longest prefix of b that
-// starts a well-formed UTF-8 sequence (Unicode's "maximal subpart", the
-// replacement policy of Python's decoder).
-func maximalSubpart(b []byte) int {
-	c := b[0]
-	var need int
-	lo, hi := byte(0x80), byte(0xBF)
-	switch {
-	case c >= 0xC2 && c <= 0xDF:
-		need = 1
-	case c == 0xE0:
-		need, lo = 2, 0xA0
-	case c >= 0xE1 && c <= 0xEC, c == 0xEE, c == 0xEF:
-		need = 2
-	case c == 0xED:
-		need, hi = 2, 0x9F
-	case c == 0xF0:
-		need, lo = 3, 0x90
-	case c >= 0xF1 && c <= 0xF3:
-		need = 3
-	case c == 0xF4:
-		need, hi = 3, 0x8F
-	default:
-		return 1
-	}
-	i := 1
-	for ; i <= need && i < len(b); i++ {
-		x := b[i]
-		if i == 1 && (x < lo || x > hi) || i > 1 && (x < 0x80 || x > 0xBF) {
-			break
-		}
-	}
-	return i
-}
+// Python's UTF-8 codec with errors="replace" does. changed reports a
+// replacement.
+func pyDecode(content []byte) (text []byte, changed bool) { return jsonl.PythonReplace(content) }
 
 // pyBlank is Python's `not line.strip()`.
 func pyBlank(text []byte) bool {
