@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/sessctl/sessctl/pkg/cleanup"
 	"io"
 	"os"
 	"strings"
@@ -119,19 +120,9 @@ func isTerminal(w io.Writer) bool {
 	return ok && isatty.IsTerminal(f.Fd())
 }
 
-// humanBytes formats a size like ls -h does, with one decimal.
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
+// humanBytes formats a size with a binary unit and one decimal, the same way
+// cleanup's plan reasons do.
+func humanBytes(n int64) string { return cleanup.FormatSize(n) }
 
 // relTime formats t relative to now: "just now", "5m ago", "3h ago", "2d ago",
 // or a date for anything older than 60 days.

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"syscall"
 	"time"
 
 	"github.com/sessctl/sessctl/pkg/safety"
@@ -249,11 +248,6 @@ func (p *Plan) removeDirs(it *Item) int {
 }
 
 // FileKey identifies a file by device and inode.
-type FileKey struct{ Dev, Ino uint64 }
+type FileKey = safety.FileKey
 
-func keyOf(fi os.FileInfo) FileKey {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return FileKey{uint64(st.Dev), uint64(st.Ino)}
-	}
-	return FileKey{}
-}
+func keyOf(fi os.FileInfo) FileKey { return safety.KeyOf(fi) }

@@ -308,7 +308,7 @@ func MakePlan(opt Options) (*Plan, error) {
 			}
 		}
 		for _, f := range it.Files {
-			if w, ok := writers[FileKey{f.id.Dev, f.id.Ino}]; ok {
+			if w, ok := writers[FileKey{Dev: f.id.Dev, Ino: f.id.Ino}]; ok {
 				c.live = true
 				p.Skipped = append(p.Skipped, Skip{Agent: c.s.Agent, ID: c.s.ID, Main: c.s.Main, Reason: "live: " + f.Path + " is open for writing by " + w})
 				return

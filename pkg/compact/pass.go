@@ -423,4 +423,3 @@ func kimiRepair(l *jsonl.Line) {
 	l.Status = jsonl.Classify(l.Raw, l.EOL != jsonl.NoEOL)
 	l.RawControl = true // Strict is a no-op when nothing needs escaping
 }
-

@@ -40,11 +40,8 @@ func Stat(path string) (Identity, error) {
 }
 
 func identityOf(fi os.FileInfo) Identity {
-	id := Identity{Size: fi.Size(), ModTime: fi.ModTime()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		id.Dev, id.Ino = uint64(st.Dev), uint64(st.Ino)
-	}
-	return id
+	k := KeyOf(fi)
+	return Identity{Dev: k.Dev, Ino: k.Ino, Size: fi.Size(), ModTime: fi.ModTime()}
 }
 
 // Same reports whether two identities describe the same unchanged file.
@@ -103,20 +100,42 @@ func CheckLive(path string, quiet time.Duration, now time.Time) error {
 	return nil
 }
 
-// OpenWriters lists the processes that hold path open for writing, read from
-// /proc/*/fd and /proc/*/fdinfo (Linux). Elsewhere, and for processes sessctl
-// may not inspect, it finds nothing.
+// OpenWriters lists the processes that hold path open for writing (see
+// Writers).
 func OpenWriters(path string) ([]Process, error) {
 	target, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
+	if p, ok := Writers()[KeyOf(target)]; ok {
+		return []Process{p}, nil
+	}
+	return nil, nil
+}
+
+// FileKey identifies a file by device and inode.
+type FileKey struct{ Dev, Ino uint64 }
+
+// KeyOf returns the device and inode of a file.
+func KeyOf(fi os.FileInfo) FileKey {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return FileKey{uint64(st.Dev), uint64(st.Ino)}
+	}
+	return FileKey{}
+}
+
+// Writers returns every regular file that another process holds open for
+// writing, with one such process, read from /proc/*/fd and /proc/*/fdinfo in
+// one pass (Linux). Elsewhere, and for processes sessctl may not inspect, it
+// finds nothing. Callers checking thousands of files (cleanup) take one
+// snapshot instead of asking OpenWriters for each.
+func Writers() map[FileKey]Process {
+	out := map[FileKey]Process{}
 	procs, err := os.ReadDir("/proc")
 	if err != nil {
-		return nil, nil
+		return out
 	}
 	self := os.Getpid()
-	var out []Process
 	for _, p := range procs {
 		pid, err := strconv.Atoi(p.Name())
 		if err != nil || pid == self {
@@ -127,20 +146,23 @@ func OpenWriters(path string) ([]Process, error) {
 		if err != nil {
 			continue
 		}
+		comm := ""
 		for _, fd := range fds {
 			fi, err := os.Stat(filepath.Join(fdDir, fd.Name()))
-			if err != nil || !os.SameFile(fi, target) {
+			if err != nil || !fi.Mode().IsRegular() {
 				continue
 			}
 			if !openForWriting(filepath.Join("/proc", p.Name(), "fdinfo", fd.Name())) {
 				continue
 			}
-			comm, _ := os.ReadFile(filepath.Join("/proc", p.Name(), "comm"))
-			out = append(out, Process{PID: pid, Command: strings.TrimSpace(string(comm))})
-			break
+			if comm == "" {
+				b, _ := os.ReadFile(filepath.Join("/proc", p.Name(), "comm"))
+				comm = strings.TrimSpace(string(b))
+			}
+			out[KeyOf(fi)] = Process{PID: pid, Command: comm}
 		}
 	}
-	return out, nil
+	return out
 }
 
 // openForWriting reads the flags line of /proc/PID/fdinfo/FD.
