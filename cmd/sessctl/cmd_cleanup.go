@@ -58,12 +58,9 @@ func cleanupCommand(env *appEnv) *cli.Command {
 				apply: c.Bool("apply"), quiet: c.Bool("quiet"), json: c.Bool("json"),
 				color: useColor(env.stdout, env, c.Bool("no-color")), ageSet: c.IsSet("older-than"),
 				lockPath: cleanup.LockPath(env.getenv, env.home)}
-			if a := c.String("agent"); a != "" {
-				ag, ok := session.ParseAgent(a)
-				if !ok {
-					return usageErrorf("unknown agent %q", a).withHint("agents are kimi, claude, codex and clawdcode")
-				}
-				opt.agent = ag
+			var err error
+			if opt.agent, err = agentOpt(c); err != nil {
+				return err
 			}
 			d, err := parseAge(c.String("older-than"))
 			if err != nil {

@@ -39,19 +39,12 @@ func lsCommand(env *appEnv) *cli.Command {
 		Action: func(c *cli.Context) error {
 			opt := lsOptions{roots: c.StringSlice("root"), paths: c.Args().Slice(), project: c.String("project"),
 				limit: c.Int("limit"), json: c.Bool("json"), color: useColor(env.stdout, env, c.Bool("no-color"))}
-			if a := c.String("agent"); a != "" {
-				ag, ok := session.ParseAgent(a)
-				if !ok {
-					return usageErrorf("unknown agent %q", a).withHint("agents are kimi, claude, codex and clawdcode")
-				}
-				opt.agent = ag
+			var err error
+			if opt.agent, err = agentOpt(c); err != nil {
+				return err
 			}
-			if s := c.String("since"); s != "" {
-				t, err := parseSince(s, env.now())
-				if err != nil {
-					return usageErrorf("%v", err)
-				}
-				opt.since = t
+			if opt.since, err = sinceOpt(env, c); err != nil {
+				return err
 			}
 			return runLs(env, opt)
 		},

@@ -34,12 +34,9 @@ func pruneRotationsCommand(env *appEnv) *cli.Command {
 			if opt.keep < 0 {
 				return usageErrorf("--keep must be 0 or more")
 			}
-			if a := c.String("agent"); a != "" {
-				ag, ok := session.ParseAgent(a)
-				if !ok {
-					return usageErrorf("unknown agent %q", a).withHint("agents are kimi, claude, codex and clawdcode")
-				}
-				opt.agent = ag
+			var err error
+			if opt.agent, err = agentOpt(c); err != nil {
+				return err
 			}
 			var ss []*session.Session
 			if c.NArg() == 0 {

@@ -60,19 +60,12 @@ func statsCommand(env *appEnv) *cli.Command {
 				project: c.String("project"), by: c.String("by"), json: c.Bool("json"), window: c.Int("window"),
 				top: c.Int("top"), color: useColor(env.stdout, env, c.Bool("no-color")), exact: !c.Bool("heuristic"),
 				progress: !c.Bool("no-progress") && isTerminal(env.stderr)}
-			if a := c.String("agent"); a != "" {
-				ag, ok := session.ParseAgent(a)
-				if !ok {
-					return usageErrorf("unknown agent %q", a).withHint("agents are kimi, claude, codex and clawdcode")
-				}
-				opt.agent = ag
+			var err error
+			if opt.agent, err = agentOpt(c); err != nil {
+				return err
 			}
-			if s := c.String("since"); s != "" {
-				t, err := parseSince(s, env.now())
-				if err != nil {
-					return usageErrorf("%v", err)
-				}
-				opt.since = t
+			if opt.since, err = sinceOpt(env, c); err != nil {
+				return err
 			}
 			switch opt.by {
 			case stats.BySession, stats.ByProject, stats.ByDay, stats.ByModel, stats.ByAgent:

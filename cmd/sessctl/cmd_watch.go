@@ -46,12 +46,9 @@ func watchCommand(env *appEnv) *cli.Command {
 			opt := watchOptions{latest: c.Bool("latest"), roots: c.StringSlice("root"), project: c.String("project"),
 				tail: c.Int("tail"), poll: c.Duration("poll"), window: c.Int("window"), json: c.Bool("json"),
 				color: useColor(env.stdout, env, c.Bool("no-color"))}
-			if a := c.String("agent"); a != "" {
-				ag, ok := session.ParseAgent(a)
-				if !ok {
-					return usageErrorf("unknown agent %q", a).withHint("agents are kimi, claude, codex and clawdcode")
-				}
-				opt.agent = ag
+			var err error
+			if opt.agent, err = agentOpt(c); err != nil {
+				return err
 			}
 			if opt.tail < 0 || opt.window < 0 || opt.poll < 0 {
 				return usageErrorf("--tail, --window and --poll must not be negative")

@@ -29,6 +29,32 @@ func agentFlag() cli.Flag {
 	return &cli.StringFlag{Name: "agent", Usage: "only sessions of `AGENT` (kimi, claude, codex, clawdcode)"}
 }
 
+// agentOpt reads --agent: "" when it is not given.
+func agentOpt(c *cli.Context) (session.Agent, error) {
+	a := c.String("agent")
+	if a == "" {
+		return "", nil
+	}
+	ag, ok := session.ParseAgent(a)
+	if !ok {
+		return "", usageErrorf("unknown agent %q", a).withHint("agents are kimi, claude, codex and clawdcode")
+	}
+	return ag, nil
+}
+
+// sinceOpt reads --since: the zero time when it is not given.
+func sinceOpt(env *appEnv, c *cli.Context) (time.Time, error) {
+	s := c.String("since")
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := parseSince(s, env.now())
+	if err != nil {
+		return time.Time{}, usageErrorf("%v", err)
+	}
+	return t, nil
+}
+
 // discoverScope finds sessions: in explicit paths when given, else in the
 // --root directories, else in every agent's default store.
 func discoverScope(env *appEnv, roots, paths []string) *session.Result {
