@@ -1,6 +1,9 @@
 package tokens
 
-import "bytes"
+import (
+	"bytes"
+	"encoding/json"
+)
 
 // lexer is a minimal JSON reader for the few fields recorded-usage
 // accounting needs. It walks one line without building values: strings are
@@ -258,63 +261,15 @@ func (l *lexer) number() (int64, numKind) {
 	return v, numOK
 }
 
-// unescapeJSON decodes the escapes of a JSON string body. Invalid escapes
-// are kept as they are.
+// unescapeJSON decodes the escapes of a JSON string body with
+// encoding/json (surrogate pairs included). A body that is not valid JSON
+// string content is returned as it is.
 func unescapeJSON(raw []byte) string {
-	var b []byte
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		if c != '\\' || i+1 >= len(raw) {
-			b = append(b, c)
-			continue
-		}
-		i++
-		switch raw[i] {
-		case 'n':
-			b = append(b, '\n')
-		case 't':
-			b = append(b, '\t')
-		case 'r':
-			b = append(b, '\r')
-		case 'b':
-			b = append(b, '\b')
-		case 'f':
-			b = append(b, '\f')
-		case 'u':
-			if i+4 < len(raw) {
-				var r rune
-				ok := true
-				for _, h := range raw[i+1 : i+5] {
-					r <<= 4
-					switch {
-					case h >= '0' && h <= '9':
-						r |= rune(h - '0')
-					case h >= 'a' && h <= 'f':
-						r |= rune(h-'a') + 10
-					case h >= 'A' && h <= 'F':
-						r |= rune(h-'A') + 10
-					default:
-						ok = false
-					}
-				}
-				if ok {
-					// surrogate pairs
-					if r >= 0xD800 && r < 0xDC00 && i+10 < len(raw) && raw[i+5] == '\\' && raw[i+6] == 'u' {
-						lo := unescapeJSON(raw[i+5 : i+11])
-						if lr := []rune(lo); len(lr) == 1 && lr[0] >= 0xDC00 && lr[0] < 0xE000 {
-							r = (r-0xD800)<<10 + (lr[0] - 0xDC00) + 0x10000
-							i += 6
-						}
-					}
-					b = append(b, string(r)...)
-					i += 4
-					continue
-				}
-			}
-			b = append(b, '\\', 'u')
-		default:
-			b = append(b, raw[i])
-		}
+	q := make([]byte, 0, len(raw)+2)
+	q = append(append(append(q, '"'), raw...), '"')
+	var s string
+	if json.Unmarshal(q, &s) != nil {
+		return string(raw)
 	}
-	return string(b)
+	return s
 }

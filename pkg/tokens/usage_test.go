@@ -290,3 +290,18 @@ func TestParseMillis(t *testing.T) {
 		}
 	}
 }
+
+func TestUnescapeJSON(t *testing.T) {
+	cases := map[string]string{
+		`plain`:                    "plain",
+		`a\ud83d\ude00b`:           "a\U0001F600b", // a surrogate pair is one character
+		`\u00e9\n\t\"\\\/`:         "é\n\t\"\\/",
+		`claude-opus-4-8\u005b1m]`: "claude-opus-4-8[1m]",
+		`bad \x escape`:            `bad \x escape`, // not JSON: kept as it is
+	}
+	for in, want := range cases {
+		if got := unescapeJSON([]byte(in)); got != want {
+			t.Errorf("unescapeJSON(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
