@@ -25,6 +25,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sessctl/sessctl/pkg/session"
+	tok "github.com/sessctl/sessctl/pkg/tokens"
 )
 
 // Point is one checkpoint (Kimi) or user turn (other formats).
@@ -162,7 +163,7 @@ func List(r io.Reader, agent session.Agent) (*Listing, error) {
 			}
 		}
 		// tokens: the context size known after this record
-		if t := contextTokens(agent, rec); t >= 0 {
+		if t, _ := tok.RecordedContext(agent, rec); t >= 0 {
 			tokens = t
 		}
 		if rec.UserPrompt && !rec.Sidechain && (agent != session.Kimi || !rec.Synthetic) {
@@ -208,28 +209,6 @@ func (l *Listing) Find(n int) *Point {
 		}
 	}
 	return nil
-}
-
-// contextTokens is the context size a record reports, or -1.
-func contextTokens(agent session.Agent, r *session.Record) int64 {
-	if r.Sidechain {
-		return -1
-	}
-	if r.ContextTokens >= 0 {
-		return r.ContextTokens
-	}
-	if r.Usage == nil || r.Synthetic {
-		return -1
-	}
-	switch agent {
-	case session.Claude:
-		if r.Role == session.RoleAssistant {
-			return r.Usage.Input + r.Usage.CacheRead + r.Usage.CacheCreation
-		}
-	case session.Clawdcode:
-		return r.Usage.Input + r.Usage.Output
-	}
-	return -1
 }
 
 func clip(s string, n int) string {
