@@ -20,9 +20,7 @@ package checkpoint
 
 import (
 	"io"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/sessctl/sessctl/pkg/session"
 	tok "github.com/sessctl/sessctl/pkg/tokens"
@@ -172,7 +170,7 @@ func List(r io.Reader, agent session.Agent) (*Listing, error) {
 				text = rec.Text
 			}
 			for _, i := range pending {
-				l.Points[i].Preview = clip(text, PreviewLen)
+				l.Points[i].Preview = session.Preview(text, PreviewLen)
 			}
 			pending = pending[:0]
 		}
@@ -209,15 +207,6 @@ func (l *Listing) Find(n int) *Point {
 		}
 	}
 	return nil
-}
-
-func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
 }
 
 func timePtr(t time.Time) *time.Time {

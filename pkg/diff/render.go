@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/sergi/go-diff/diffmatchpatch"
 	"github.com/sessctl/sessctl/pkg/jsonl"
@@ -199,16 +198,7 @@ func preview(d detail) string {
 	if s == "" {
 		s = d.raw
 	}
-	return clip(s, 120)
-}
-
-func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
+	return session.Preview(s, 120)
 }
 
 // textDiff diffs two texts with go-diff and returns the segments (long

@@ -332,3 +332,12 @@ func copyTree(t *testing.T, src, dst string) {
 		t.Fatal(err)
 	}
 }
+
+func TestPreview(t *testing.T) {
+	if got := Preview("  a\n\tb  c ", 10); got != "a b c" {
+		t.Errorf("short text: %q", got)
+	}
+	if got := Preview("héllo wörld", 6); got != "héllo…" {
+		t.Errorf("cut: %q (6 runes with the mark)", got)
+	}
+}

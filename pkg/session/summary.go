@@ -159,6 +159,16 @@ func OneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
+// Preview is OneLine(s) cut to at most n runes, the cut marked with "…".
+func Preview(s string, n int) string {
+	s = OneLine(s)
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
 func kimiCustomTitle(path string) string {
 	b, err := os.ReadFile(path)
 	if err != nil {

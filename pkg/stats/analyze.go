@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/session"
@@ -337,20 +336,11 @@ func (a *analyzer) add(it item) {
 	for i, t := range it.texts {
 		it.texts[i] = strings.Clone(t)
 	}
-	it.preview = preview(it.preview)
+	it.preview = session.Preview(it.preview, 72)
 	a.items = append(a.items, it)
 	if a.bytes >= batchBytes {
 		a.flush()
 	}
-}
-
-func preview(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) > 72 {
-		r := []rune(s)
-		s = string(r[:71]) + "…"
-	}
-	return s
 }
 
 // flush counts the waiting texts and applies them in order.
