@@ -269,21 +269,6 @@ func runStatsMany(env *appEnv, ss []*session.Session, opt statsOptions) error {
 	return nil
 }
 
-func fmtTok(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	if n < 0 {
-		return s
-	}
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
-
 func renderGroups(w io.Writer, out statsManyJSON, col colorer) {
 	fmt.Fprintf(w, "Recorded usage by %s (tokens the APIs reported; cache read/write counted apart)\n\n", out.By)
 	tw := trimWriter(w)
@@ -301,11 +286,11 @@ func renderGroups(w io.Writer, out statsManyJSON, col colorer) {
 			models = append(models[:2], fmt.Sprintf("+%d", len(models)-2))
 		}
 		t.Append([]string{ellipsis(key, 40), strings.Join(g.Agents, ","), strconv.Itoa(g.Sessions),
-			fmtTok(g.Totals.Input), fmtTok(g.Totals.Output), fmtTok(g.Totals.CacheRead), fmtTok(g.Totals.CacheCreation),
-			col.bold(fmtTok(g.Totals.Total())), strings.Join(models, ",")})
+			thousands(g.Totals.Input), thousands(g.Totals.Output), thousands(g.Totals.CacheRead), thousands(g.Totals.CacheCreation),
+			col.bold(thousands(g.Totals.Total())), strings.Join(models, ",")})
 	}
-	t.Append([]string{"TOTAL", "", strconv.Itoa(len(out.Sessions)), fmtTok(out.Totals.Input), fmtTok(out.Totals.Output),
-		fmtTok(out.Totals.CacheRead), fmtTok(out.Totals.CacheCreation), col.bold(fmtTok(out.Totals.Total())), ""})
+	t.Append([]string{"TOTAL", "", strconv.Itoa(len(out.Sessions)), thousands(out.Totals.Input), thousands(out.Totals.Output),
+		thousands(out.Totals.CacheRead), thousands(out.Totals.CacheCreation), col.bold(thousands(out.Totals.Total())), ""})
 	t.Render()
 	flushTable(tw)
 	var notes []string
@@ -362,7 +347,7 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 	}
 	win := rep.Window
 	fmt.Fprintf(w, "Model    %s, window %s tokens (%s), usable budget %s, compaction at %s\n\n",
-		model, fmtTok(int64(win.Tokens)), win.Source, fmtTok(int64(win.Usable)), fmtTok(int64(win.CompactAt)))
+		model, thousands(int64(win.Tokens)), win.Source, thousands(int64(win.Usable)), thousands(int64(win.CompactAt)))
 
 	c := rep.Context
 	est := rep.Estimate
@@ -372,11 +357,11 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 	}
 	fmt.Fprintln(w, col.bold("Context now"))
 	if c.Recorded >= 0 {
-		fmt.Fprintf(w, "  recorded   %s tokens (%s)\n", fmtTok(c.Recorded), c.RecordedSource)
+		fmt.Fprintf(w, "  recorded   %s tokens (%s)\n", thousands(c.Recorded), c.RecordedSource)
 	} else {
 		fmt.Fprintf(w, "  recorded   - (the files record no context size)\n")
 	}
-	fmt.Fprintf(w, "  estimated  %s tokens of text since the last compaction (%s)\n", fmtTok(c.Estimated), estLabel)
+	fmt.Fprintf(w, "  estimated  %s tokens of text since the last compaction (%s)\n", thousands(c.Estimated), estLabel)
 	frac := c.Percent / 100
 	b := bar(frac, 30)
 	switch {
@@ -387,11 +372,11 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 	default:
 		b = col.green(b)
 	}
-	left := fmt.Sprintf("%s tokens left before compaction", fmtTok(c.Left))
+	left := fmt.Sprintf("%s tokens left before compaction", thousands(c.Left))
 	if c.Left < 0 {
-		left = col.red(fmt.Sprintf("%s tokens past the compaction threshold", fmtTok(-c.Left)))
+		left = col.red(fmt.Sprintf("%s tokens past the compaction threshold", thousands(-c.Left)))
 	}
-	fmt.Fprintf(w, "  %s %5.1f%% of %s (%s) — %s\n\n", b, c.Percent, fmtTok(int64(win.Tokens)), c.Basis, left)
+	fmt.Fprintf(w, "  %s %5.1f%% of %s (%s) — %s\n\n", b, c.Percent, thousands(int64(win.Tokens)), c.Basis, left)
 
 	t := su.Totals
 	fmt.Fprintf(w, "%s (recorded usage of all files, %d requests)\n", col.bold("Consumption"), t.Requests)
@@ -406,13 +391,13 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 		tb := newTable(tw, "  MODEL", "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "TOTAL")
 		for _, m := range t.Models() {
 			u := t.ByModel[m]
-			tb.Append([]string{"  " + m, fmtTok(u.Input), fmtTok(u.Output), fmtTok(u.CacheRead), fmtTok(u.CacheCreation), fmtTok(u.Total())})
+			tb.Append([]string{"  " + m, thousands(u.Input), thousands(u.Output), thousands(u.CacheRead), thousands(u.CacheCreation), thousands(u.Total())})
 		}
-		tb.Append([]string{"  total", fmtTok(t.Input), fmtTok(t.Output), fmtTok(t.CacheRead), fmtTok(t.CacheCreation), col.bold(fmtTok(t.Total()))})
+		tb.Append([]string{"  total", thousands(t.Input), thousands(t.Output), thousands(t.CacheRead), thousands(t.CacheCreation), col.bold(thousands(t.Total()))})
 		tb.Render()
 		flushTable(tw)
 		if t.Reasoning > 0 {
-			fmt.Fprintf(w, "  (output includes %s reasoning tokens)\n", fmtTok(t.Reasoning))
+			fmt.Fprintf(w, "  (output includes %s reasoning tokens)\n", thousands(t.Reasoning))
 		}
 	}
 	if su.Rejected > 0 {
@@ -432,11 +417,11 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 	}
 	fmt.Fprintln(w)
 
-	fmt.Fprintf(w, "%s (estimated, %s; main transcript, %s tokens)\n", col.bold("Where the tokens are"), est.Method, fmtTok(est.Total))
+	fmt.Fprintf(w, "%s (estimated, %s; main transcript, %s tokens)\n", col.bold("Where the tokens are"), est.Method, thousands(est.Total))
 	tw := trimWriter(w)
 	tb := newTable(tw, "  ROLE", "RECORDS", "TOKENS", "SHARE")
 	for _, r := range rep.ByRole {
-		tb.Append([]string{"  " + r.Role, strconv.Itoa(r.Records), fmtTok(r.Tokens), pct(r.Tokens, est.Total)})
+		tb.Append([]string{"  " + r.Role, strconv.Itoa(r.Records), thousands(r.Tokens), pct(r.Tokens, est.Total)})
 	}
 	tb.Render()
 	flushTable(tw)
@@ -449,13 +434,13 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 				tb.Append([]string{fmt.Sprintf("  … %d more", len(rep.ByTool)-15), "", "", "", "", ""})
 				break
 			}
-			tb.Append([]string{"  " + tt.Name, strconv.Itoa(tt.Calls), fmtTok(tt.CallTokens), strconv.Itoa(tt.Results),
-				fmtTok(tt.ResultTokens), pct(tt.CallTokens+tt.ResultTokens, est.Total)})
+			tb.Append([]string{"  " + tt.Name, strconv.Itoa(tt.Calls), thousands(tt.CallTokens), strconv.Itoa(tt.Results),
+				thousands(tt.ResultTokens), pct(tt.CallTokens+tt.ResultTokens, est.Total)})
 		}
 		tb.Render()
 		flushTable(tw)
-		fmt.Fprintf(w, "  tool calls %s tokens (%d) vs tool results %s tokens (%d)\n", fmtTok(rep.Tools.CallTokens), rep.Tools.Calls,
-			fmtTok(rep.Tools.ResultTokens), rep.Tools.Results)
+		fmt.Fprintf(w, "  tool calls %s tokens (%d) vs tool results %s tokens (%d)\n", thousands(rep.Tools.CallTokens), rep.Tools.Calls,
+			thousands(rep.Tools.ResultTokens), rep.Tools.Results)
 	}
 	if len(rep.Largest) > 0 {
 		fmt.Fprintf(w, "\n%s\n", col.bold("Largest records"))
@@ -466,7 +451,7 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 			if l.Tool != "" {
 				role += " " + l.Tool
 			}
-			tb.Append([]string{"  " + strconv.Itoa(l.Line), role, fmtTok(l.Tokens), ellipsis(l.Preview, 60)})
+			tb.Append([]string{"  " + strconv.Itoa(l.Line), role, thousands(l.Tokens), ellipsis(l.Preview, 60)})
 		}
 		tb.Render()
 		flushTable(tw)
@@ -487,9 +472,9 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 		for _, g := range rows {
 			rec := "-"
 			if g.Recorded >= 0 {
-				rec = fmtTok(g.Recorded)
+				rec = thousands(g.Recorded)
 			}
-			tb.Append([]string{"  " + strconv.Itoa(g.N), strconv.Itoa(g.Line), fmtTok(g.Added), fmtTok(g.Estimated), rec})
+			tb.Append([]string{"  " + strconv.Itoa(g.N), strconv.Itoa(g.Line), thousands(g.Added), thousands(g.Estimated), rec})
 		}
 		tb.Render()
 		flushTable(tw)
