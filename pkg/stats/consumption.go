@@ -49,6 +49,7 @@ type SessionUsage struct {
 	Context       int64      `json:"-"`
 	Window        int64      `json:"-"`
 	requests      []*tokens.Request
+	ledger        *tokens.Ledger // names the models of requests
 	fileIdx       map[int]bool
 }
 
@@ -60,6 +61,14 @@ type FileDrop struct {
 
 // Requests returns the session's counted requests (after de-duplication).
 func (su *SessionUsage) Requests() []*tokens.Request { return su.requests }
+
+// Model returns the model name of one of su's requests.
+func (su *SessionUsage) Model(r *tokens.Request) string {
+	if su.ledger == nil {
+		return ""
+	}
+	return su.ledger.Model(r)
+}
 
 // UsageFiles lists the files of a session that carry recorded usage: every
 // transcript file (main, rotations, subagents) and, for Kimi, the wire
@@ -126,6 +135,8 @@ func Consumption(ss []*session.Session, progress Progress) []*SessionUsage {
 	// bound how far scanning may run ahead of the in-order merge, so that
 	// memory holds a few files' requests, not all of them
 	window := make(chan struct{}, workers*4)
+	// request lists the ledger has copied go back to the scanners
+	spare := make(chan []tokens.Request, workers*4)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
@@ -141,6 +152,11 @@ func Consumption(ss []*session.Session, progress Progress) []*SessionUsage {
 				}
 				j := jobs[i]
 				role := j.file.Role
+				select {
+				case reqs := <-spare:
+					sc.Reuse(reqs)
+				default:
+				}
 				fu, err := sc.ScanFile(j.file.Path, ss[j.sess].Agent, role)
 				results[i], errs[i] = fu, err
 				if progress != nil {
@@ -164,7 +180,10 @@ func Consumption(ss []*session.Session, progress Progress) []*SessionUsage {
 		}
 		fu := results[i]
 		fileSess = append(fileSess, jobs[i].sess)
-		lg.Add(fu)
+		select {
+		case spare <- lg.Add(fu):
+		default:
+		}
 		su.UsageLines += fu.UsageLines
 		su.Rejected += fu.RejectedCount
 		su.SessctlOnly += fu.SessctlOnly
@@ -195,8 +214,9 @@ func Consumption(ss []*session.Session, progress Progress) []*SessionUsage {
 	for i := range lg.Requests {
 		r := &lg.Requests[i]
 		su := out[fileSess[r.File]]
-		su.Totals.Add(r)
+		su.Totals.Add(r, lg.Model(r))
 		su.requests = append(su.requests, r)
+		su.ledger = lg
 	}
 	ccv := lg.CCUsageView()
 	for i := range ccv {
@@ -205,7 +225,7 @@ func Consumption(ss []*session.Session, progress Progress) []*SessionUsage {
 		if su.AsCCUsage == nil {
 			su.AsCCUsage = &tokens.Totals{}
 		}
-		su.AsCCUsage.Add(r)
+		su.AsCCUsage.Add(r, lg.Model(r))
 	}
 	for _, su := range out {
 		if su.AsCCUsage == nil && (su.Agent == session.Claude || su.Agent == session.Codex) {
@@ -275,18 +295,18 @@ func Group(sus []*SessionUsage, by string, loc *time.Location) ([]GroupRow, erro
 				if r.Time > 0 {
 					k = time.UnixMilli(r.Time).In(loc).Format("2006-01-02")
 				}
-				get(k, su).Totals.Add(r)
+				get(k, su).Totals.Add(r, su.Model(r))
 			}
 		case ByModel:
 			for _, r := range su.requests {
 				if r.Usage.Total() == 0 {
 					continue
 				}
-				m := r.Model
+				m := su.Model(r)
 				if m == "" {
 					m = "(unknown)"
 				}
-				get(m, su).Totals.Add(r)
+				get(m, su).Totals.Add(r, m)
 			}
 		default:
 			return nil, fmt.Errorf("%w %q (use session, project, day, model or agent)", ErrBadGroup, by)

@@ -20,10 +20,13 @@ import (
 // rejected rather than allowed to dwarf every real number.
 const MaxRequestTokens = 1_000_000_000
 
-// Request is the recorded usage of one model request.
+// Request is the recorded usage of one model request. It holds no
+// pointers, so that the long lists of them cost the garbage collector
+// nothing: its model is an id into the table of the FileUsage that holds
+// it, or of the Ledger once added there (FileUsage.Model, Ledger.Model).
 type Request struct {
 	Usage session.Usage
-	Model string
+	Model ModelID
 	// Time is the request's timestamp in Unix milliseconds, 0 when unknown.
 	Time int64
 	// Line is the 1-based line number in the file that recorded it.
@@ -79,9 +82,48 @@ type FileUsage struct {
 	Window int64
 	// CWD is the working directory the file names (Codex session_meta).
 	CWD string
+
+	models modelTable
 }
 
 const maxDrops = 20
+
+// Model returns the model name of one of fu's requests.
+func (fu *FileUsage) Model(r *Request) string { return fu.models.name(r.Model) }
+
+// ModelID names a model in a table of names: a FileUsage's, or a Ledger's
+// once the request was added to it. 0 is no model ("").
+type ModelID int32
+
+// modelTable interns model names.
+type modelTable struct {
+	names []string // the name of id i is names[i-1]
+	index map[string]ModelID
+}
+
+func (t *modelTable) name(id ModelID) string {
+	if id <= 0 || int(id) > len(t.names) {
+		return ""
+	}
+	return t.names[id-1]
+}
+
+// id returns the id of name, adding it when new.
+func (t *modelTable) id(name string) ModelID {
+	if name == "" {
+		return 0
+	}
+	if id, ok := t.index[name]; ok {
+		return id
+	}
+	if t.index == nil {
+		t.index = map[string]ModelID{}
+	}
+	t.names = append(t.names, name)
+	id := ModelID(len(t.names))
+	t.index[name] = id
+	return id
+}
 
 func (f *FileUsage) reject(line int, reason string) {
 	f.RejectedCount++
@@ -102,7 +144,17 @@ func (f *FileUsage) sessctlOnly(line int, reason string) {
 // goroutine its own.
 type Scanner struct {
 	buf  []byte
-	hint int // expected requests in the file being scanned
+	hint int       // expected requests in the file being scanned
+	reqs []Request // a list to fill next, given back by Reuse
+}
+
+// Reuse gives the scanner a request list that is no longer needed (a
+// FileUsage's Requests once a Ledger has copied them), so that the next
+// file fills it instead of allocating one.
+func (sc *Scanner) Reuse(reqs []Request) {
+	if cap(reqs) > cap(sc.reqs) {
+		sc.reqs = reqs[:0]
+	}
 }
 
 // ScanFile reads the recorded usage of one file of agent a. role tells a
@@ -145,10 +197,13 @@ func (sc *Scanner) ScanReader(r io.Reader, path string, a session.Agent, role se
 
 func (sc *Scanner) scanLines(lr *lineReader, path string, a session.Agent, role session.FileRole) (*FileUsage, error) {
 	fu := &FileUsage{Path: path, Agent: a, Context: -1}
-	if sc.hint > 0 {
+	switch {
+	case sc.reqs != nil:
+		fu.Requests, sc.reqs = sc.reqs[:0], nil
+	case sc.hint > 0:
 		fu.Requests = make([]Request, 0, sc.hint)
-		sc.hint = 0
 	}
+	sc.hint = 0
 	var err error
 	switch a {
 	case session.Claude:
@@ -309,6 +364,8 @@ type Ledger struct {
 	CCUsage []Request
 
 	own, ccu dedupe
+	models   modelTable
+	remap    []ModelID // file model id -> ledger model id, during Add
 	// diverged is set once a line was counted by one view and not the
 	// other; until then CCUsage is Requests and is not kept twice.
 	diverged bool
@@ -319,13 +376,23 @@ type dedupe struct {
 	byMsg map[uint64]int32
 }
 
-// Add adds one file's requests and then releases them from fu.
-func (lg *Ledger) Add(fu *FileUsage) {
+// Add adds one file's requests and then releases them from fu. It returns
+// the list it released, which the caller may give to a Scanner's Reuse.
+func (lg *Ledger) Add(fu *FileUsage) []Request {
 	fi := int32(len(lg.Files))
 	lg.Files = append(lg.Files, fu)
+	lg.remap = append(lg.remap[:0], 0)
+	for _, name := range fu.models.names {
+		lg.remap = append(lg.remap, lg.models.id(name))
+	}
 	for i := range fu.Requests {
 		r := &fu.Requests[i]
 		r.File = fi
+		if int(r.Model) < len(lg.remap) && r.Model > 0 {
+			r.Model = lg.remap[r.Model]
+		} else {
+			r.Model = 0
+		}
 		if r.counted != r.ccusage && !lg.diverged {
 			lg.diverged = true
 			lg.CCUsage = append([]Request(nil), lg.Requests...)
@@ -338,7 +405,9 @@ func (lg *Ledger) Add(fu *FileUsage) {
 			lg.CCUsage = lg.ccu.push(lg.CCUsage, r)
 		}
 	}
+	reqs := fu.Requests
 	fu.Requests = nil
+	return reqs
 }
 
 // Grow makes room for about n more requests (a hint: it saves growing the
@@ -354,6 +423,9 @@ func (lg *Ledger) Grow(n int) {
 		lg.own.byMsg = make(map[uint64]int32, n/2)
 	}
 }
+
+// Model returns the model name of one of lg's requests.
+func (lg *Ledger) Model(r *Request) string { return lg.models.name(r.Model) }
 
 // CCUsageView returns the requests ccusage would count.
 func (lg *Ledger) CCUsageView() []Request {
@@ -425,15 +497,15 @@ type Totals struct {
 	LastActivity time.Time `json:"last_activity,omitzero"`
 }
 
-// Add counts one request.
-func (t *Totals) Add(r *Request) {
+// Add counts one request of the given model.
+func (t *Totals) Add(r *Request, model string) {
 	t.Usage = t.Usage.Add(r.Usage)
 	t.Requests++
 	if r.Usage.Total() > 0 || r.Usage.Reasoning > 0 {
 		if t.ByModel == nil {
 			t.ByModel = map[string]session.Usage{}
 		}
-		m := r.Model
+		m := model
 		if m == "" {
 			m = "(unknown)"
 		}

@@ -36,7 +36,7 @@ type claudeUsageLine struct {
 }
 
 func scanClaude(lr *lineReader, fu *FileUsage) error {
-	models := map[string]string{} // interned model names
+	models := map[string]ModelID{} // raw model bytes -> id (no speed field)
 	var cl claudeUsageLine
 	for {
 		// only lines that can carry usage are looked at; the others are
@@ -66,7 +66,7 @@ func validLine(line []byte) bool {
 	return !l.bad && l.i == len(l.b)
 }
 
-func claudeLine(line []byte, num int, cl *claudeUsageLine, fu *FileUsage, models map[string]string) {
+func claudeLine(line []byte, num int, cl *claudeUsageLine, fu *FileUsage, models map[string]ModelID) {
 	*cl = claudeUsageLine{}
 	l := lexer{b: line, watch: true}
 	ok := l.object(func(key []byte) {
@@ -239,10 +239,10 @@ func claudeLine(line []byte, num int, cl *claudeUsageLine, fu *FileUsage, models
 		} else if model != "" && string(cl.speed) == "fast" {
 			model += "-fast"
 		}
+		req.Model = fu.models.id(model)
 		if cl.speed == nil {
-			models[string(cl.model)] = model
+			models[string(cl.model)] = req.Model
 		}
-		req.Model = model
 	}
 	if len(cl.msgID) > 0 {
 		req.key = hashKey(cl.msgID, cl.requestID, cl.reqSeen && !cl.reqNull)

@@ -142,21 +142,21 @@ func scanCodex(lr *lineReader, fu *FileUsage) error {
 			}
 		}
 		if counted {
-			req := Request{Line: int32(lr.num), Time: t, Model: model, Usage: d.usage(), counted: true}
+			req := Request{Line: int32(lr.num), Time: t, Model: fu.models.id(model), Usage: d.usage(), counted: true}
 			if cc && cd == d && ccModel == model {
 				req.ccusage = true
 				fu.Requests = append(fu.Requests, req)
 			} else {
 				fu.Requests = append(fu.Requests, req)
 				if cc {
-					fu.Requests = append(fu.Requests, Request{Line: int32(lr.num), Time: t, Model: ccModel, Usage: cd.usage(), ccusage: true})
+					fu.Requests = append(fu.Requests, Request{Line: int32(lr.num), Time: t, Model: fu.models.id(ccModel), Usage: cd.usage(), ccusage: true})
 				}
 			}
 			if t > fu.LastActivity {
 				fu.LastActivity = t
 			}
 		} else {
-			fu.Requests = append(fu.Requests, Request{Line: int32(lr.num), Time: t, Model: ccModel, Usage: cd.usage(), ccusage: true})
+			fu.Requests = append(fu.Requests, Request{Line: int32(lr.num), Time: t, Model: fu.models.id(ccModel), Usage: cd.usage(), ccusage: true})
 		}
 	}
 	return nil

@@ -256,7 +256,6 @@ func scanKimiContext(lr *lineReader, fu *FileUsage) error {
 
 // scanClawd sums message.usage on clawdcode assistant lines (clawdcode.md §7).
 func scanClawd(lr *lineReader, fu *FileUsage) error {
-	models := map[string]string{}
 	for {
 		line, err := lr.next()
 		if err == io.EOF {
@@ -332,12 +331,7 @@ func scanClawd(lr *lineReader, fu *FileUsage) error {
 			continue
 		}
 		req := Request{Line: int32(lr.num), counted: true, Usage: session.Usage{Input: in, Output: out}}
-		if m, ok := models[model]; ok {
-			req.Model = m
-		} else {
-			models[model] = model
-			req.Model = model
-		}
+		req.Model = fu.models.id(model)
 		if t, err := parseRFC3339(ts); err == nil {
 			req.Time = t
 			if t > fu.LastActivity {

@@ -164,8 +164,8 @@ func TestCodexDeltas(t *testing.T) {
 		t.Errorf("context %d window %d cwd %q", fu.Context, fu.Window, fu.CWD)
 	}
 	for _, r := range lg.Requests {
-		if r.Model != "gpt-5.3-codex" {
-			t.Errorf("model %q, want the turn_context's", r.Model)
+		if m := lg.Model(&r); m != "gpt-5.3-codex" {
+			t.Errorf("model %q, want the turn_context's", m)
 		}
 	}
 }
