@@ -259,7 +259,11 @@ func runStatsMany(env *appEnv, ss []*session.Session, opt statsOptions) error {
 		out.Sessions = []*stats.SessionUsage{}
 	}
 	if opt.json {
-		return writeJSON(env.stdout, out)
+		groups, sessions := out.Groups, out.Sessions
+		out.Groups, out.Sessions = []stats.GroupRow{}, []*stats.SessionUsage{}
+		return writeJSONStream(env.stdout, out,
+			jsonArray{"groups", len(groups), func(i int) any { return groups[i] }},
+			jsonArray{"sessions", len(sessions), func(i int) any { return sessions[i] }})
 	}
 	if len(sus) == 0 {
 		fmt.Fprintln(env.stderr, "sessctl: no sessions found")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -22,6 +23,61 @@ func writeJSON(w io.Writer, v any) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
+}
+
+// A jsonArray is a top-level array field of a report, written by
+// writeJSONStream element by element.
+type jsonArray struct {
+	key  string // its JSON key
+	n    int
+	elem func(i int) any
+}
+
+// writeJSONStream prints v as writeJSON does, the same bytes, except that
+// the arrays' elements are encoded one at a time through one reused buffer
+// and written as they come. v must hold each of those fields empty (not
+// nil). A report over thousands of sessions is then never held whole, twice
+// over, in memory: encoding/json builds the whole text, then indents it
+// into a second buffer, both grown by doubling.
+func writeJSONStream(w io.Writer, v any, arrays ...jsonArray) error {
+	var head bytes.Buffer
+	if err := writeJSON(&head, v); err != nil {
+		return err
+	}
+	rest := head.Bytes()
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("    ", "  ")
+	enc.SetEscapeHTML(false)
+	for _, a := range arrays {
+		// a top-level key is indented by two spaces, and nothing else is
+		// (strings cannot hold a raw newline)
+		marker := []byte("\n  \"" + a.key + "\": []")
+		at := bytes.Index(rest, marker)
+		if at < 0 || bytes.Contains(rest[at+len(marker):], marker) {
+			return fmt.Errorf("internal error: JSON field %q not found once", a.key)
+		}
+		bw.Write(rest[:at+len(marker)-1])
+		for i := range a.n {
+			buf.Reset()
+			if err := enc.Encode(a.elem(i)); err != nil {
+				return err
+			}
+			if i > 0 {
+				bw.WriteByte(',')
+			}
+			bw.WriteString("\n    ")
+			bw.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+		}
+		if a.n > 0 {
+			bw.WriteString("\n  ")
+		}
+		bw.WriteByte(']')
+		rest = rest[at+len(marker):]
+	}
+	bw.Write(rest)
+	return bw.Flush()
 }
 
 // newTable returns a borderless, left-aligned table in the style of
