@@ -5,17 +5,20 @@ PREFIX   ?= $(HOME)/.local
 FUZZTIME ?= 30s
 COMMIT   := $(shell git rev-parse --short=12 HEAD 2>/dev/null)
 LDFLAGS  := -s -w -X main.buildCommit=$(COMMIT)
+# urfave/cli's markdown and man page output is not used; leaving it out
+# drops blackfriday and its start-up cost (about 1.5 ms a run)
+TAGS     ?= urfave_cli_no_docs
 
 .PHONY: all build install test lint fmt-check vet staticcheck unit bench fuzz e2e compare-ccusage compare-tiktoken clean
 
 all: build
 
 build:
-	$(GO) build -trimpath -buildvcs=auto -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/sessctl
+	$(GO) build -trimpath -buildvcs=auto -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/sessctl
 
 install:
 	mkdir -p $(PREFIX)/bin
-	$(GO) build -trimpath -buildvcs=auto -ldflags '$(LDFLAGS)' -o $(PREFIX)/bin/sessctl ./cmd/sessctl
+	$(GO) build -trimpath -buildvcs=auto -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(PREFIX)/bin/sessctl ./cmd/sessctl
 
 # test = lint + the whole unit and CLI suite under the race detector
 test: lint unit
