@@ -2,7 +2,9 @@ package tokens
 
 import (
 	"bytes"
+	"encoding/binary"
 	"io"
+	"math/bits"
 
 	"github.com/sessctl/sessctl/pkg/session"
 )
@@ -257,22 +259,33 @@ func claudeLine(line []byte, num int, cl *claudeUsageLine, fu *FileUsage, models
 func okOrMissing(k numKind) bool { return k == numOK || k == numMissing }
 
 func hashKey(id, req []byte, hasReq bool) uint64 {
-	// FNV-1a, inline (hash/fnv would allocate per call)
-	const prime = 1099511628211
-	k := uint64(14695981039346656037)
-	for _, c := range id {
-		k = (k ^ uint64(c)) * prime
-	}
+	// eight bytes at a time, each word mixed in by a 64x64->128 multiply
+	// (as wyhash does); a collision would merge two requests, and at 64
+	// bits that needs billions of them
+	k := mixBytes(0x9e3779b97f4a7c15, id)
 	if hasReq {
-		k = (k ^ 0xff) * prime
-		for _, c := range req {
-			k = (k ^ uint64(c)) * prime
-		}
+		k = mixBytes(k^0xff51afd7ed558ccd, req)
 	}
 	if k == 0 {
 		k = 1
 	}
 	return k
+}
+
+func mixBytes(h uint64, b []byte) uint64 {
+	const m1, m2 = 0xa0761d6478bd642f, 0xe7037ed1a0b428db
+	h ^= uint64(len(b)) * m1
+	for len(b) >= 8 {
+		hi, lo := bits.Mul64(h^binary.LittleEndian.Uint64(b), m2)
+		h = hi ^ lo
+		b = b[8:]
+	}
+	var t uint64
+	for i, c := range b {
+		t |= uint64(c) << (8 * i)
+	}
+	hi, lo := bits.Mul64(h^t^m1, m2)
+	return hi ^ lo
 }
 
 // ccusageNullKey says whether ccusage rejects a line in which this key is

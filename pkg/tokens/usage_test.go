@@ -1,6 +1,7 @@
 package tokens
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -303,5 +304,31 @@ func TestUnescapeJSON(t *testing.T) {
 		if got := unescapeJSON([]byte(in)); got != want {
 			t.Errorf("unescapeJSON(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// Request keys are 64-bit hashes: ids that differ in a single byte or in
+// their length, as sequential ids do, must not collide.
+func TestHashKeyNoCollisions(t *testing.T) {
+	seen := map[uint64]string{}
+	add := func(id, req string, hasReq bool) {
+		k := hashKey([]byte(id), []byte(req), hasReq)
+		name := id + "|" + req
+		if !hasReq {
+			name = id + "|(none)"
+		}
+		if prev, ok := seen[k]; ok && prev != name {
+			t.Fatalf("%q and %q hash alike", prev, name)
+		}
+		seen[k] = name
+	}
+	for i := range 200000 {
+		id := "msg_01" + strconv.Itoa(i)
+		add(id, "", false)
+		add(id, "", true) // an empty requestId is not a missing one
+		add(id, "req_011"+strconv.Itoa(i%977), true)
+	}
+	for n := range 40 {
+		add(strings.Repeat("a", n), "", false) // lengths alone
 	}
 }
