@@ -211,24 +211,35 @@ func Consumption(ss []*session.Session, progress Progress) []*SessionUsage {
 		<-window
 	}
 	wg.Wait()
-	for i := range lg.Requests {
-		r := &lg.Requests[i]
-		su := out[fileSess[r.File]]
-		su.Totals.Add(r, lg.Model(r))
-		su.requests = append(su.requests, r)
-		su.ledger = lg
-	}
-	ccv := lg.CCUsageView()
-	for i := range ccv {
-		r := &ccv[i]
-		su := out[fileSess[r.File]]
-		if su.AsCCUsage == nil {
-			su.AsCCUsage = &tokens.Totals{}
+	bySession := func(reqs []tokens.Request) [][]*tokens.Request {
+		n := make([]int, len(out))
+		for i := range reqs {
+			n[fileSess[reqs[i].File]]++
 		}
-		su.AsCCUsage.Add(r, lg.Model(r))
+		lists := make([][]*tokens.Request, len(out))
+		for i := range reqs {
+			s := fileSess[reqs[i].File]
+			if lists[s] == nil {
+				lists[s] = make([]*tokens.Request, 0, n[s])
+			}
+			lists[s] = append(lists[s], &reqs[i])
+		}
+		return lists
 	}
-	for _, su := range out {
-		if su.AsCCUsage == nil && (su.Agent == session.Claude || su.Agent == session.Codex) {
+	own := bySession(lg.Requests)
+	ccu := own // ccusage counts the same requests, until the views diverge
+	if ccv := lg.CCUsageView(); len(ccv) != len(lg.Requests) || len(ccv) > 0 && &ccv[0] != &lg.Requests[0] {
+		ccu = bySession(ccv)
+	}
+	for i, su := range out {
+		su.ledger = lg
+		su.requests = own[i]
+		su.Totals = lg.Totals(own[i])
+		switch {
+		case ccu[i] != nil:
+			t := lg.Totals(ccu[i])
+			su.AsCCUsage = &t
+		case su.Agent == session.Claude || su.Agent == session.Codex:
 			su.AsCCUsage = &tokens.Totals{}
 		}
 		sort.SliceStable(su.requests, func(i, j int) bool { return su.requests[i].Time < su.requests[j].Time })

@@ -1,6 +1,8 @@
 package tokens
 
 import (
+	"math/rand/v2"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -330,5 +332,35 @@ func TestHashKeyNoCollisions(t *testing.T) {
 	}
 	for n := range 40 {
 		add(strings.Repeat("a", n), "", false) // lengths alone
+	}
+}
+
+// Ledger.Totals is Totals.Add over the same requests.
+func TestLedgerTotalsIsAdd(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	models := []string{"", "claude-opus-4-8", "(unknown)", "gpt-5", "claude-opus-4-8-fast"}
+	fu := &FileUsage{}
+	for range 500 {
+		r := Request{Line: 1, counted: true, ccusage: true, Time: rng.Int64N(3) * 1_700_000_000_000}
+		if rng.IntN(4) > 0 {
+			r.Usage = session.Usage{Input: rng.Int64N(100), Output: rng.Int64N(3), CacheRead: rng.Int64N(2), Reasoning: rng.Int64N(2)}
+		}
+		r.Model = fu.models.id(models[rng.IntN(len(models))])
+		fu.Requests = append(fu.Requests, r)
+	}
+	var lg Ledger
+	lg.Add(fu)
+	var reqs []*Request
+	var want Totals
+	for i := range lg.Requests {
+		reqs = append(reqs, &lg.Requests[i])
+		want.Add(&lg.Requests[i], lg.Model(&lg.Requests[i]))
+	}
+	got := lg.Totals(reqs)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Totals\n%+v\nwant\n%+v", got, want)
+	}
+	if empty := lg.Totals(nil); !reflect.DeepEqual(empty, Totals{}) {
+		t.Errorf("no requests: %+v", empty)
 	}
 }
