@@ -95,6 +95,10 @@ func (l *lexer) text() string {
 
 // skip skips one value of any kind.
 func (l *lexer) skip() {
+	if c := l.peek(); c == '{' || c == '[' {
+		l.skipContainer()
+		return
+	}
 	depth := 0
 	for {
 		c := l.peek()
@@ -142,6 +146,54 @@ func (l *lexer) skip() {
 			return
 		}
 	}
+}
+
+// skipContainer skips an object or array in one loop: it follows strings
+// and bracket depth and passes over everything else, as skip does, without
+// a call per token. Objects and arrays are most of what the lexer skips
+// (message contents, tool inputs).
+func (l *lexer) skipContainer() {
+	b := l.b
+	depth := 0
+	for i := l.i; i < len(b); {
+		switch b[i] {
+		case '"':
+			start := i + 1
+			j := start
+			for {
+				k := bytes.IndexByte(b[j:], '"')
+				if k < 0 {
+					l.fail()
+					return
+				}
+				end := j + k
+				n := 0 // backslashes before the quote
+				for p := end - 1; p >= start && b[p] == '\\'; p-- {
+					n++
+				}
+				if n%2 == 0 {
+					i = end + 1
+					if l.watch {
+						l.i = i
+						l.afterKey(b[start:end])
+					}
+					break
+				}
+				j = end + 1
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				l.i = i + 1
+				return
+			}
+		}
+		i++
+	}
+	l.fail()
 }
 
 // object calls fn for every key of an object; fn must consume the value
