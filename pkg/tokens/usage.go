@@ -371,9 +371,46 @@ type Ledger struct {
 	diverged bool
 }
 
+// dedupe indexes a request list by its two keys. Both indexes are always
+// set together to the same place, so one map keyed by message.id holds
+// both: the place of the message's latest request (the message index),
+// and the key and place of its first key (the exact index). A message
+// seen with further requestIds keeps those in more. One map look-up per
+// request instead of two, and a quarter less memory.
 type dedupe struct {
-	exact map[uint64]int32
-	byMsg map[uint64]int32
+	byMsg map[uint64]msgEntry
+	more  map[uint64]int32 // exact index entries not in byMsg
+}
+
+type msgEntry struct {
+	latest, at int32 // message index; exact index of key
+	key        uint64
+}
+
+// exact returns the place of the request with key, if any.
+func (d *dedupe) exact(e msgEntry, found bool, key uint64) (int32, bool) {
+	if found && e.key == key {
+		return e.at, true
+	}
+	at, ok := d.more[key]
+	return at, ok
+}
+
+// set indexes place at under both keys of r.
+func (d *dedupe) set(e msgEntry, found bool, r *Request, at int32) {
+	switch {
+	case !found:
+		e = msgEntry{key: r.key, at: at}
+	case e.key == r.key:
+		e.at = at
+	default:
+		if d.more == nil {
+			d.more = map[uint64]int32{}
+		}
+		d.more[r.key] = at
+	}
+	e.latest = at
+	d.byMsg[r.msgKey] = e
 }
 
 // Add adds one file's requests and then releases them from fu. It returns
@@ -418,9 +455,8 @@ func (lg *Ledger) Grow(n int) {
 		return
 	}
 	lg.Requests = append(make([]Request, 0, len(lg.Requests)+n), lg.Requests...)
-	if lg.own.exact == nil {
-		lg.own.exact = make(map[uint64]int32, n/2)
-		lg.own.byMsg = make(map[uint64]int32, n/2)
+	if lg.own.byMsg == nil {
+		lg.own.byMsg = make(map[uint64]msgEntry, n/2)
 	}
 }
 
@@ -436,12 +472,15 @@ func (lg *Ledger) CCUsageView() []Request {
 }
 
 func (d *dedupe) clone() dedupe {
-	c := dedupe{exact: map[uint64]int32{}, byMsg: map[uint64]int32{}}
-	for k, v := range d.exact {
-		c.exact[k] = v
-	}
+	c := dedupe{byMsg: make(map[uint64]msgEntry, len(d.byMsg))}
 	for k, v := range d.byMsg {
 		c.byMsg[k] = v
+	}
+	if d.more != nil {
+		c.more = make(map[uint64]int32, len(d.more))
+		for k, v := range d.more {
+			c.more[k] = v
+		}
 	}
 	return c
 }
@@ -454,27 +493,23 @@ func (d *dedupe) push(list []Request, r *Request) []Request {
 	if r.key == 0 {
 		return append(list, *r)
 	}
-	if d.exact == nil {
-		d.exact = map[uint64]int32{}
-		d.byMsg = map[uint64]int32{}
+	if d.byMsg == nil {
+		d.byMsg = map[uint64]msgEntry{}
 	}
-	at, ok := d.exact[r.key]
-	if !ok {
-		// sidechain logs replay parent messages under a new requestId
-		if j, found := d.byMsg[r.msgKey]; found && (r.sidechain || list[j].sidechain) {
-			at, ok = j, true
-		}
+	e, found := d.byMsg[r.msgKey]
+	at, ok := d.exact(e, found, r.key)
+	// sidechain logs replay parent messages under a new requestId
+	if !ok && found && (r.sidechain || list[e.latest].sidechain) {
+		at, ok = e.latest, true
 	}
 	if ok {
 		if better(r, &list[at]) {
 			list[at] = *r
-			d.exact[r.key] = at
-			d.byMsg[r.msgKey] = at
+			d.set(e, found, r, at)
 		}
 		return list
 	}
-	d.exact[r.key] = int32(len(list))
-	d.byMsg[r.msgKey] = int32(len(list))
+	d.set(e, found, r, int32(len(list)))
 	return append(list, *r)
 }
 

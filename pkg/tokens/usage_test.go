@@ -364,3 +364,58 @@ func TestLedgerTotalsIsAdd(t *testing.T) {
 		t.Errorf("no requests: %+v", empty)
 	}
 }
+
+// refDedupe is the two-map dedupe that dedupe replaced, kept to hold the
+// one-map version to the same results.
+type refDedupe struct{ exact, byMsg map[uint64]int32 }
+
+func (d *refDedupe) push(list []Request, r *Request) []Request {
+	if r.key == 0 {
+		return append(list, *r)
+	}
+	at, ok := d.exact[r.key]
+	if !ok {
+		if j, found := d.byMsg[r.msgKey]; found && (r.sidechain || list[j].sidechain) {
+			at, ok = j, true
+		}
+	}
+	if ok {
+		if better(r, &list[at]) {
+			list[at] = *r
+			d.exact[r.key] = at
+			d.byMsg[r.msgKey] = at
+		}
+		return list
+	}
+	d.exact[r.key] = int32(len(list))
+	d.byMsg[r.msgKey] = int32(len(list))
+	return append(list, *r)
+}
+
+func TestDedupeIsTwoMapDedupe(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for round := range 300 {
+		// few messages and requestIds, so that keys repeat in every way
+		msgs, reqs := 1+rng.IntN(8), 1+rng.IntN(4)
+		var d dedupe
+		ref := refDedupe{map[uint64]int32{}, map[uint64]int32{}}
+		var got, want []Request
+		for i := range 200 {
+			r := Request{Line: int32(i), Usage: session.Usage{Input: rng.Int64N(5)}, sidechain: rng.IntN(3) == 0, speed: rng.IntN(4) == 0}
+			if rng.IntN(10) > 0 {
+				m := strconv.Itoa(rng.IntN(msgs))
+				r.msgKey = hashKey([]byte(m), nil, false)
+				if rng.IntN(5) == 0 {
+					r.key = r.msgKey // no requestId
+				} else {
+					r.key = hashKey([]byte(m), []byte(strconv.Itoa(rng.IntN(reqs))), true)
+				}
+			}
+			got = d.push(got, &r)
+			want = ref.push(want, &r)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("round %d: lists differ\n%v\n%v", round, got, want)
+		}
+	}
+}
