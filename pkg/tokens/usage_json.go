@@ -2,7 +2,9 @@ package tokens
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 )
 
 // lexer is a minimal JSON reader for the few fields recorded-usage
@@ -36,12 +38,11 @@ func (l *lexer) afterKey(s []byte) {
 
 func (l *lexer) ws() {
 	for l.i < len(l.b) {
-		switch l.b[l.i] {
-		case ' ', '\t', '\n', '\r':
-			l.i++
-		default:
+		// clients write JSON without spaces: one test in the common case
+		if c := l.b[l.i]; c > ' ' || c != ' ' && c != '\t' && c != '\n' && c != '\r' {
 			return
 		}
+		l.i++
 	}
 }
 
@@ -49,6 +50,11 @@ func (l *lexer) fail() { l.bad = true; l.i = len(l.b) }
 
 // peek returns the next non-space byte, or 0 at the end.
 func (l *lexer) peek() byte {
+	if l.i < len(l.b) {
+		if c := l.b[l.i]; c > ' ' {
+			return c
+		}
+	}
 	l.ws()
 	if l.i >= len(l.b) {
 		return 0
@@ -58,27 +64,51 @@ func (l *lexer) peek() byte {
 
 // str reads a string and returns its raw bytes (escapes left as they are).
 func (l *lexer) str() (raw []byte) {
-	if l.peek() != '"' {
-		l.fail()
-		return nil
+	if l.i >= len(l.b) || l.b[l.i] != '"' {
+		if l.peek() != '"' {
+			l.fail()
+			return nil
+		}
 	}
+	b := l.b
 	start := l.i + 1
 	j := start
 	for {
-		k := bytes.IndexByte(l.b[j:], '"')
+		k := -1
+		if j+16 <= len(b) {
+			// most keys and values end within 16 bytes: look for the quote
+			// eight bytes at a time before calling IndexByte
+			w := binary.LittleEndian.Uint64(b[j:j+8]) ^ 0x2222222222222222
+			if t := (w - 0x0101010101010101) &^ w & 0x8080808080808080; t != 0 {
+				k = bits.TrailingZeros64(t) >> 3
+			} else {
+				w = binary.LittleEndian.Uint64(b[j+8:j+16]) ^ 0x2222222222222222
+				if t := (w - 0x0101010101010101) &^ w & 0x8080808080808080; t != 0 {
+					k = 8 + bits.TrailingZeros64(t)>>3
+				} else if k = bytes.IndexByte(b[j+16:], '"'); k >= 0 {
+					k += 16
+				}
+			}
+		} else {
+			k = bytes.IndexByte(b[j:], '"')
+		}
 		if k < 0 {
 			l.fail()
 			return nil
 		}
 		end := j + k
+		if end == start || b[end-1] != '\\' {
+			l.i = end + 1
+			return b[start:end]
+		}
 		// count the backslashes before the quote
 		n := 0
-		for p := end - 1; p >= start && l.b[p] == '\\'; p-- {
+		for p := end - 1; p >= start && b[p] == '\\'; p-- {
 			n++
 		}
 		if n%2 == 0 {
 			l.i = end + 1
-			return l.b[start:end]
+			return b[start:end]
 		}
 		j = end + 1
 	}
