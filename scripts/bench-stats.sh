@@ -44,15 +44,18 @@ make -s -C "$REPO" build BIN="$WORK/sessctl" >/dev/null
 # warm the page cache so that both tools read from memory
 find "$corpus" -name '*.jsonl' -print0 | xargs -0 cat >/dev/null
 
-env=(-u CODEX_HOME -u KIMI_SHARE_DIR -u KIMI_DATA_DIR HOME="$WORK/home" CLAUDE_CONFIG_DIR="$corpus" NO_COLOR=1 TZ=UTC)
+# the environment both tools run in, set here once rather than by env(1)
+# for each run (whose start-up would be timed with them)
+unset CODEX_HOME KIMI_SHARE_DIR KIMI_DATA_DIR
+export HOME="$WORK/home" CLAUDE_CONFIG_DIR="$corpus" NO_COLOR=1 TZ=UTC
 measure() { # label cmd... ; prints "seconds kilobytes cpu-seconds"
 	local label=$1 start end
 	shift
 	# wall time from bash's microsecond clock (GNU time's %e has 10 ms
-	# steps, a tenth of sessctl's run); it includes starting env and
-	# time, the same few milliseconds for both tools
+	# steps, a tenth of sessctl's run); it includes starting time(1),
+	# about a millisecond, for both tools
 	start=$EPOCHREALTIME
-	env "${env[@]}" /usr/bin/time -f "%M %U %S" -o "$WORK/time" "$@" >"$WORK/$label.out" 2>"$WORK/$label.err" ||
+	/usr/bin/time -f "%M %U %S" -o "$WORK/time" "$@" >"$WORK/$label.out" 2>"$WORK/$label.err" ||
 		{ cat "$WORK/$label.err" >&2; die "$label failed"; }
 	end=$EPOCHREALTIME
 	awk -v s="$start" -v e="$end" '{printf "%.3f %s %.2f\n", e - s, $1, $2 + $3}' "$WORK/time"
