@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -588,7 +589,7 @@ func readParallel(path string, f session.Format, fn func(*session.Record) error)
 	var lines []jsonl.Line
 	recs := make([]session.Record, 0, 1024)
 	flush := func() error {
-		recs = recs[:len(lines)]
+		recs = slices.Grow(recs[:0], len(lines))[:len(lines)]
 		if len(lines) < 64 || workers == 1 {
 			for i := range lines {
 				recs[i] = session.Decode(f, &lines[i])
@@ -624,9 +625,6 @@ func readParallel(path string, f session.Format, fn func(*session.Record) error)
 			return err
 		}
 		lines = append(lines, l.Clone())
-		if cap(recs) < len(lines) {
-			recs = append(recs[:cap(recs)], make([]session.Record, len(lines)-cap(recs))...)[:0]
-		}
 		held += len(l.Raw)
 		if held >= decodeBatch {
 			if err := flush(); err != nil {

@@ -50,7 +50,6 @@ type SessionUsage struct {
 	Window        int64      `json:"-"`
 	requests      []*tokens.Request
 	ledger        *tokens.Ledger // names the models of requests
-	fileIdx       map[int]bool
 }
 
 // FileDrop is a line of a file that was not counted, and why.
@@ -107,7 +106,7 @@ func Consumption(ss []*session.Session, progress Progress) []*SessionUsage {
 	var jobs []fileJob
 	var total int64
 	for i, s := range ss {
-		su := &SessionUsage{Session: s, Agent: s.Agent, ID: s.ID, Project: s.Project, Main: s.Main, Context: -1, fileIdx: map[int]bool{}}
+		su := &SessionUsage{Session: s, Agent: s.Agent, ID: s.ID, Project: s.Project, Main: s.Main, Context: -1}
 		out[i] = su
 		for _, f := range UsageFiles(s) {
 			su.Files = append(su.Files, f.Path)

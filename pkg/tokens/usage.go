@@ -31,7 +31,8 @@ type Request struct {
 	Time int64
 	// Line is the 1-based line number in the file that recorded it.
 	Line int32
-	// File indexes the file list of the Ledger it was added to.
+	// File numbers the file among those added to a Ledger, in the order
+	// of the Add calls (0 for the first).
 	File int32
 
 	key, msgKey uint64 // Claude dedupe keys (message.id+requestId, message.id); 0 = none
@@ -88,9 +89,6 @@ type FileUsage struct {
 
 const maxDrops = 20
 
-// Model returns the model name of one of fu's requests.
-func (fu *FileUsage) Model(r *Request) string { return fu.models.name(r.Model) }
-
 // ModelID names a model in a table of names: a FileUsage's, or a Ledger's
 // once the request was added to it. 0 is no model ("").
 type ModelID int32
@@ -144,7 +142,6 @@ func (f *FileUsage) sessctlOnly(line int, reason string) {
 // goroutine its own.
 type Scanner struct {
 	buf  []byte
-	hint int       // expected requests in the file being scanned
 	reqs []Request // a list to fill next, given back by Reuse
 }
 
@@ -172,12 +169,12 @@ func (sc *Scanner) ScanFile(path string, a session.Agent, role session.FileRole)
 		return nil, err
 	}
 	defer fh.Close()
-	sc.hint = 0
+	hint := 0
 	if fi, err := fh.Stat(); err == nil && fi.Mode().IsRegular() {
 		// about one usage line per 4 KiB of a transcript
-		sc.hint = int(min(fi.Size()/4096, 1<<20))
+		hint = int(min(fi.Size()/4096, 1<<20))
 	}
-	return sc.ScanReader(fh, path, a, role)
+	return sc.scan(fh, path, a, role, hint)
 }
 
 // ScanReader is ScanFile over any reader; path only names the result.
@@ -187,23 +184,23 @@ func ScanReader(r io.Reader, path string, a session.Agent, role session.FileRole
 
 // ScanReader is the package function ScanReader with sc's buffers.
 func (sc *Scanner) ScanReader(r io.Reader, path string, a session.Agent, role session.FileRole) (*FileUsage, error) {
+	return sc.scan(r, path, a, role, 0)
+}
+
+// scan reads one file; hint is the number of requests to make room for.
+func (sc *Scanner) scan(r io.Reader, path string, a session.Agent, role session.FileRole, hint int) (*FileUsage, error) {
 	if sc.buf == nil {
 		sc.buf = make([]byte, 256<<10)
 	}
 	lr := &lineReader{r: r, buf: sc.buf}
 	defer func() { sc.buf = lr.buf }()
-	return sc.scanLines(lr, path, a, role)
-}
-
-func (sc *Scanner) scanLines(lr *lineReader, path string, a session.Agent, role session.FileRole) (*FileUsage, error) {
 	fu := &FileUsage{Path: path, Agent: a, Context: -1}
 	switch {
 	case sc.reqs != nil:
 		fu.Requests, sc.reqs = sc.reqs[:0], nil
-	case sc.hint > 0:
-		fu.Requests = make([]Request, 0, sc.hint)
+	case hint > 0:
+		fu.Requests = make([]Request, 0, hint)
 	}
-	sc.hint = 0
 	var err error
 	switch a {
 	case session.Claude:
@@ -256,25 +253,11 @@ func (lr *lineReader) next() ([]byte, error) {
 			lr.torn = true
 			return line, nil
 		}
-		// make room: move the partial line to the front, grow if full
-		n := lr.end - lr.start
-		if lr.start > 0 {
-			copy(lr.buf, lr.buf[lr.start:lr.end])
-			lr.start, lr.end = 0, n
-		}
-		if lr.end == len(lr.buf) {
-			nb := make([]byte, 2*len(lr.buf))
-			copy(nb, lr.buf[:lr.end])
-			lr.buf = nb
-		}
-		scanFrom = lr.end
-		m, err := lr.r.Read(lr.buf[lr.end:])
-		lr.end += m
-		if err == io.EOF {
-			lr.eof = true
-		} else if err != nil {
+		scanned := lr.end - lr.start // no newline in these
+		if err := lr.fill(); err != nil {
 			return nil, err
 		}
+		scanFrom = lr.start + scanned
 	}
 }
 
@@ -355,7 +338,7 @@ func (lr *lineReader) fill() error {
 // key (Codex, clawdcode) are kept as they are. The ledger copies what it
 // keeps, so a FileUsage's Requests can be dropped after Add.
 type Ledger struct {
-	Files []*FileUsage
+	files int32 // files added so far
 	// Requests are counted by sessctl, de-duplicated.
 	Requests []Request
 	// CCUsage holds the requests ccusage 20.0.24 would count, de-duplicated
@@ -416,8 +399,8 @@ func (d *dedupe) set(e msgEntry, found bool, r *Request, at int32) {
 // Add adds one file's requests and then releases them from fu. It returns
 // the list it released, which the caller may give to a Scanner's Reuse.
 func (lg *Ledger) Add(fu *FileUsage) []Request {
-	fi := int32(len(lg.Files))
-	lg.Files = append(lg.Files, fu)
+	fi := lg.files
+	lg.files++
 	lg.remap = append(lg.remap[:0], 0)
 	for _, name := range fu.models.names {
 		lg.remap = append(lg.remap, lg.models.id(name))
@@ -449,7 +432,7 @@ func (lg *Ledger) Add(fu *FileUsage) []Request {
 
 // Grow makes room for about n more requests (a hint: it saves growing the
 // tables one doubling at a time). Room in the list that is never used costs
-// address space more than memory; the maps are sized for half of it.
+// address space more than memory; the map is sized for half of it.
 func (lg *Ledger) Grow(n int) {
 	if n <= 0 {
 		return
@@ -537,20 +520,24 @@ func (t *Totals) Add(r *Request, model string) {
 	t.Usage = t.Usage.Add(r.Usage)
 	t.Requests++
 	if r.Usage.Total() > 0 || r.Usage.Reasoning > 0 {
-		if t.ByModel == nil {
-			t.ByModel = map[string]session.Usage{}
-		}
-		m := model
-		if m == "" {
-			m = "(unknown)"
-		}
-		t.ByModel[m] = t.ByModel[m].Add(r.Usage)
+		t.addModel(model, r.Usage)
 	}
 	if r.Time > 0 {
 		if ts := time.UnixMilli(r.Time).UTC(); ts.After(t.LastActivity) {
 			t.LastActivity = ts
 		}
 	}
+}
+
+// addModel adds u to the row of model m ("(unknown)" when m is empty).
+func (t *Totals) addModel(m string, u session.Usage) {
+	if t.ByModel == nil {
+		t.ByModel = map[string]session.Usage{}
+	}
+	if m == "" {
+		m = "(unknown)"
+	}
+	t.ByModel[m] = t.ByModel[m].Add(u)
 }
 
 // Totals counts the requests reqs of lg: the same as Totals.Add for each
@@ -576,14 +563,7 @@ func (lg *Ledger) Totals(reqs []*Request) Totals {
 		if !seen[id] {
 			continue
 		}
-		if t.ByModel == nil {
-			t.ByModel = map[string]session.Usage{}
-		}
-		m := lg.models.name(ModelID(id))
-		if m == "" {
-			m = "(unknown)"
-		}
-		t.ByModel[m] = t.ByModel[m].Add(u)
+		t.addModel(lg.models.name(ModelID(id)), u)
 	}
 	if last > 0 {
 		t.LastActivity = time.UnixMilli(last).UTC()
@@ -596,10 +576,7 @@ func (t *Totals) Merge(o Totals) {
 	t.Usage = t.Usage.Add(o.Usage)
 	t.Requests += o.Requests
 	for m, u := range o.ByModel {
-		if t.ByModel == nil {
-			t.ByModel = map[string]session.Usage{}
-		}
-		t.ByModel[m] = t.ByModel[m].Add(u)
+		t.addModel(m, u)
 	}
 	if o.LastActivity.After(t.LastActivity) {
 		t.LastActivity = o.LastActivity
