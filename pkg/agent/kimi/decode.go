@@ -1,17 +1,14 @@
-package session
+package kimi
 
 import (
 	"bytes"
 	"encoding/json"
 	"strings"
+
+	"github.com/sessctl/sessctl/pkg/session"
 )
 
-// kimiFormat decodes Kimi CLI context.jsonl lines (kimi.md §2).
-type kimiFormat struct{}
-
-func (kimiFormat) Agent() Agent { return Kimi }
-
-func (kimiFormat) KnownType(t string) bool {
+func (Home) KnownType(t string) bool {
 	switch t {
 	case "user", "assistant", "tool", "system", "_system_prompt", "_checkpoint", "_usage":
 		return true
@@ -41,10 +38,10 @@ var kimiSyntheticPrefixes = []string{
 	"<system>", "<system-reminder>", "<notification",
 }
 
-func (kimiFormat) decode(obj []byte, r *Record) {
+func (Home) Decode(obj []byte, r *session.Record) {
 	var l kimiLine
 	if err := json.Unmarshal(obj, &l); err != nil || l.Role == nil {
-		r.Kind = KindUnknown
+		r.Kind = session.KindUnknown
 		r.Type = "(no role)"
 		return
 	}
@@ -52,41 +49,41 @@ func (kimiFormat) decode(obj []byte, r *Record) {
 	r.Type = role
 	switch role {
 	case "_system_prompt":
-		r.Kind = KindSystemPrompt
-		r.Role = RoleSystem
-		r.Text = textOf(l.Content)
+		r.Kind = session.KindSystemPrompt
+		r.Role = session.RoleSystem
+		r.Text = session.TextOf(l.Content)
 	case "_checkpoint":
 		id, ok := pythonInt(l.ID)
 		if !ok {
-			r.Kind = KindUnknown
+			r.Kind = session.KindUnknown
 			r.Type = "_checkpoint(bad id)"
 			return
 		}
-		r.Kind = KindCheckpoint
+		r.Kind = session.KindCheckpoint
 		r.CheckpointID = int(id)
 	case "_usage":
 		n, ok := pythonInt(l.TokenCount)
 		if !ok {
-			r.Kind = KindUnknown
+			r.Kind = session.KindUnknown
 			r.Type = "_usage(bad token_count)"
 			return
 		}
-		r.Kind = KindUsage
+		r.Kind = session.KindUsage
 		r.ContextTokens = n
 	case "user", "assistant", "tool", "system":
-		r.Kind = KindMessage
-		r.Role = Role(role)
+		r.Kind = session.KindMessage
+		r.Role = session.Role(role)
 		text, thinking := kimiContent(l.Content)
 		r.Text, r.Thinking = text, thinking
 		for _, tc := range l.ToolCalls {
-			r.ToolCalls = append(r.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Input: rawText(tc.Function.Arguments)})
+			r.ToolCalls = append(r.ToolCalls, session.ToolCall{ID: tc.ID, Name: tc.Function.Name, Input: session.RawText(tc.Function.Arguments)})
 		}
 		if role == "tool" {
-			r.ToolResults = []ToolResult{{CallID: l.ToolCallID, Output: text,
+			r.ToolResults = []session.ToolResult{{CallID: l.ToolCallID, Output: text,
 				IsError: strings.HasPrefix(text, "<system>ERROR")}}
 		}
 		if role == "user" {
-			if hasAnyPrefix(text, kimiSyntheticPrefixes...) {
+			if session.HasAnyPrefix(text, kimiSyntheticPrefixes...) {
 				r.Synthetic = true
 			} else {
 				r.UserPrompt = strings.TrimSpace(text) != ""
@@ -94,7 +91,7 @@ func (kimiFormat) decode(obj []byte, r *Record) {
 			}
 		}
 	default:
-		r.Kind = KindUnknown
+		r.Kind = session.KindUnknown
 	}
 }
 
@@ -128,7 +125,7 @@ func pythonInt(raw json.RawMessage) (int64, bool) {
 func kimiContent(raw json.RawMessage) (text, thinking string) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '[' {
-		return textOf(raw), ""
+		return session.TextOf(raw), ""
 	}
 	var parts []struct {
 		Type  string `json:"type"`

@@ -1,15 +1,12 @@
-package session
+package clawdcode
 
 import (
 	"encoding/json"
+
+	"github.com/sessctl/sessctl/pkg/session"
 )
 
-// clawdFormat decodes clawdcode session lines (clawdcode.md §2–§3).
-type clawdFormat struct{}
-
-func (clawdFormat) Agent() Agent { return Clawdcode }
-
-func (clawdFormat) KnownType(t string) bool {
+func (Home) KnownType(t string) bool {
 	switch t {
 	case "user", "assistant", "tool_use", "tool_result", "system", "system/compact_boundary":
 		return true
@@ -32,8 +29,8 @@ type clawdLine struct {
 		Content json.RawMessage `json:"content"`
 		Model   string          `json:"model"`
 		Usage   *struct {
-			Input  flexInt `json:"input_tokens"`
-			Output flexInt `json:"output_tokens"`
+			Input  session.FlexInt `json:"input_tokens"`
+			Output session.FlexInt `json:"output_tokens"`
 		} `json:"usage"`
 	} `json:"message"`
 	Tool *struct {
@@ -47,14 +44,14 @@ type clawdLine struct {
 		Error  json.RawMessage `json:"error"`
 	} `json:"toolResult"`
 	CompactMetadata *struct {
-		PostTokens flexInt `json:"postTokens"`
+		PostTokens session.FlexInt `json:"postTokens"`
 	} `json:"compactMetadata"`
 }
 
-func (clawdFormat) decode(obj []byte, r *Record) {
+func (Home) Decode(obj []byte, r *session.Record) {
 	var l clawdLine
 	if err := json.Unmarshal(obj, &l); err != nil {
-		r.Kind = KindUnknown
+		r.Kind = session.KindUnknown
 		r.Type = "(undecodable)"
 		return
 	}
@@ -66,55 +63,55 @@ func (clawdFormat) decode(obj []byte, r *Record) {
 	r.SessionID = l.SessionID
 	r.CWD = l.CWD
 	r.Version = l.Version
-	r.Timestamp = parseTime(l.Timestamp)
-	if l.CompactMetadata != nil && l.CompactMetadata.PostTokens.ok {
-		r.ContextTokens = l.CompactMetadata.PostTokens.v
+	r.Timestamp = session.ParseTime(l.Timestamp)
+	if l.CompactMetadata != nil && l.CompactMetadata.PostTokens.OK {
+		r.ContextTokens = l.CompactMetadata.PostTokens.V
 	}
 	if l.Message != nil {
 		r.Model = l.Message.Model
 		r.Text = rawTextOrParts(l.Message.Content)
 		if l.Message.Usage != nil {
-			r.Usage = &Usage{Input: l.Message.Usage.Input.v, Output: l.Message.Usage.Output.v}
+			r.Usage = &session.Usage{Input: l.Message.Usage.Input.V, Output: l.Message.Usage.Output.V}
 		}
 	}
 	switch l.Type {
 	case "user":
-		r.Role = RoleUser
+		r.Role = session.RoleUser
 		if l.IsCompactSummary {
-			r.Kind = KindCompaction
+			r.Kind = session.KindCompaction
 		} else {
 			r.UserPrompt = true
 			r.Prompt = r.Text
 		}
 	case "assistant":
-		r.Role = RoleAssistant
+		r.Role = session.RoleAssistant
 	case "tool_use":
-		r.Role = RoleAssistant
+		r.Role = session.RoleAssistant
 		if l.Tool != nil {
-			r.ToolCalls = []ToolCall{{ID: l.Tool.ID, Name: l.Tool.Name, Input: rawText(l.Tool.Input)}}
+			r.ToolCalls = []session.ToolCall{{ID: l.Tool.ID, Name: l.Tool.Name, Input: session.RawText(l.Tool.Input)}}
 		}
 	case "tool_result":
-		r.Role = RoleTool
+		r.Role = session.RoleTool
 		if l.ToolResult != nil {
 			isErr := len(l.ToolResult.Error) > 0 && string(l.ToolResult.Error) != "null"
-			r.ToolResults = []ToolResult{{CallID: l.ToolResult.ID, Output: rawText(l.ToolResult.Output), IsError: isErr}}
+			r.ToolResults = []session.ToolResult{{CallID: l.ToolResult.ID, Output: session.RawText(l.ToolResult.Output), IsError: isErr}}
 			r.Text = r.ToolResults[0].Output
 		}
 	case "system":
-		r.Role = RoleSystem
+		r.Role = session.RoleSystem
 		if l.Subtype == "compact_boundary" {
-			r.Kind = KindCompaction
+			r.Kind = session.KindCompaction
 			r.Type = "system/compact_boundary"
 		}
 	default:
-		r.Kind = KindUnknown
+		r.Kind = session.KindUnknown
 	}
 }
 
 // rawTextOrParts renders clawdcode content, which may be any JSON value.
 func rawTextOrParts(raw json.RawMessage) string {
 	if len(raw) > 0 && raw[0] == '[' {
-		return textOf(raw)
+		return session.TextOf(raw)
 	}
-	return rawText(raw)
+	return session.RawText(raw)
 }

@@ -1,15 +1,12 @@
-package session
+package claude
 
 import (
 	"bytes"
 	"encoding/json"
 	"strings"
+
+	"github.com/sessctl/sessctl/pkg/session"
 )
-
-// claudeFormat decodes Claude Code transcript lines (claude-code.md §2–§6).
-type claudeFormat struct{}
-
-func (claudeFormat) Agent() Agent { return Claude }
 
 var claudeTypes = map[string]bool{
 	"user": true, "assistant": true, "system": true, "attachment": true, "progress": true,
@@ -20,7 +17,7 @@ var claudeTypes = map[string]bool{
 	"(usage)": true, // ccusage-style usage-only lines without a type
 }
 
-func (claudeFormat) KnownType(t string) bool { return claudeTypes[t] }
+func (Home) KnownType(t string) bool { return claudeTypes[t] }
 
 type claudeLine struct {
 	Type              string          `json:"type"`
@@ -46,8 +43,8 @@ type claudeLine struct {
 	AITitle           string          `json:"aiTitle"`
 	Title             string          `json:"title"`
 	CompactMetadata   *struct {
-		PreTokens  flexInt `json:"preTokens"`
-		PostTokens flexInt `json:"postTokens"`
+		PreTokens  session.FlexInt `json:"preTokens"`
+		PostTokens session.FlexInt `json:"postTokens"`
 	} `json:"compactMetadata"`
 }
 
@@ -60,18 +57,18 @@ type claudeMessage struct {
 }
 
 type claudeUsage struct {
-	Input         flexInt `json:"input_tokens"`
-	Output        flexInt `json:"output_tokens"`
-	CacheCreation flexInt `json:"cache_creation_input_tokens"`
-	CacheRead     flexInt `json:"cache_read_input_tokens"`
+	Input         session.FlexInt `json:"input_tokens"`
+	Output        session.FlexInt `json:"output_tokens"`
+	CacheCreation session.FlexInt `json:"cache_creation_input_tokens"`
+	CacheRead     session.FlexInt `json:"cache_read_input_tokens"`
 	Split         *struct {
-		M5 flexInt `json:"ephemeral_5m_input_tokens"`
-		H1 flexInt `json:"ephemeral_1h_input_tokens"`
+		M5 session.FlexInt `json:"ephemeral_5m_input_tokens"`
+		H1 session.FlexInt `json:"ephemeral_1h_input_tokens"`
 	} `json:"cache_creation"`
 }
 
-func (u *claudeUsage) usage() *Usage {
-	out := &Usage{Input: u.Input.v, Output: u.Output.v, CacheRead: u.CacheRead.v, CacheCreation: u.CacheCreation.v}
+func (u *claudeUsage) usage() *session.Usage {
+	out := &session.Usage{Input: u.Input.V, Output: u.Output.V, CacheRead: u.CacheRead.V, CacheCreation: u.CacheCreation.V}
 	return out
 }
 
@@ -96,10 +93,10 @@ var claudeInjectedPrefixes = []string{
 	"<ide_diagnostics>",
 }
 
-func (claudeFormat) decode(obj []byte, r *Record) {
+func (Home) Decode(obj []byte, r *session.Record) {
 	var l claudeLine
 	if err := json.Unmarshal(obj, &l); err != nil {
-		r.Kind = KindUnknown
+		r.Kind = session.KindUnknown
 		r.Type = "(undecodable)"
 		return
 	}
@@ -121,13 +118,13 @@ func (claudeFormat) decode(obj []byte, r *Record) {
 	r.CWD = l.CWD
 	r.Version = l.Version
 	r.RequestID = l.RequestID
-	r.Timestamp = parseTime(l.Timestamp)
-	if l.CompactMetadata != nil && l.CompactMetadata.PostTokens.ok {
-		r.ContextTokens = l.CompactMetadata.PostTokens.v
+	r.Timestamp = session.ParseTime(l.Timestamp)
+	if l.CompactMetadata != nil && l.CompactMetadata.PostTokens.OK {
+		r.ContextTokens = l.CompactMetadata.PostTokens.V
 	}
 	if l.Type == "" {
 		if l.Message == nil {
-			r.Kind = KindUnknown
+			r.Kind = session.KindUnknown
 			r.Type = "(no type)"
 			return
 		}
@@ -136,8 +133,8 @@ func (claudeFormat) decode(obj []byte, r *Record) {
 	}
 	switch l.Type {
 	case "user", "assistant":
-		r.Kind = KindMessage
-		r.Role = Role(l.Type)
+		r.Kind = session.KindMessage
+		r.Role = session.Role(l.Type)
 		if l.Message == nil {
 			return
 		}
@@ -152,36 +149,36 @@ func (claudeFormat) decode(obj []byte, r *Record) {
 		if l.Type == "user" {
 			switch {
 			case l.IsCompactSummary:
-				r.Kind = KindCompaction
+				r.Kind = session.KindCompaction
 			case len(r.ToolResults) > 0, l.IsMeta, l.IsSidechain:
 			default:
 				r.Prompt = claudePrompt(m.Content, r.Text)
 				r.UserPrompt = r.Prompt != ""
 			}
 			if len(r.ToolResults) > 0 {
-				r.Role = RoleTool
+				r.Role = session.RoleTool
 			}
 		}
 	case "system":
-		r.Role = RoleSystem
+		r.Role = session.RoleSystem
 		if l.Subtype == "compact_boundary" {
-			r.Kind = KindCompaction
+			r.Kind = session.KindCompaction
 		} else {
-			r.Kind = KindMetadata
+			r.Kind = session.KindMetadata
 		}
 		r.Type = "system/" + l.Subtype
-		r.Text = textOf(l.Content)
+		r.Text = session.TextOf(l.Content)
 	case "summary":
-		r.Kind = KindMetadata
+		r.Kind = session.KindMetadata
 		r.Title = l.Summary
 	case "custom-title", "ai-title":
-		r.Kind = KindMetadata
+		r.Kind = session.KindMetadata
 		r.Title = firstNonEmpty(l.CustomTitle, l.AITitle, l.Title)
 	default:
 		if claudeTypes[l.Type] {
-			r.Kind = KindMetadata
+			r.Kind = session.KindMetadata
 		} else {
-			r.Kind = KindUnknown
+			r.Kind = session.KindUnknown
 		}
 	}
 }
@@ -197,10 +194,10 @@ func firstNonEmpty(s ...string) string {
 
 // claudeContent fills text, thinking, tool calls and results from a
 // message.content value (a string or an array of blocks).
-func claudeContent(raw json.RawMessage, r *Record) {
+func claudeContent(raw json.RawMessage, r *session.Record) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '[' {
-		r.Text = textOf(raw)
+		r.Text = session.TextOf(raw)
 		return
 	}
 	var blocks []claudeBlock
@@ -215,9 +212,9 @@ func claudeContent(raw json.RawMessage, r *Record) {
 		case "thinking":
 			think = append(think, b.Thinking)
 		case "tool_use", "server_tool_use":
-			r.ToolCalls = append(r.ToolCalls, ToolCall{ID: b.ID, Name: b.Name, Input: rawText(b.Input)})
+			r.ToolCalls = append(r.ToolCalls, session.ToolCall{ID: b.ID, Name: b.Name, Input: session.RawText(b.Input)})
 		case "tool_result":
-			r.ToolResults = append(r.ToolResults, ToolResult{CallID: b.ToolUseID, Output: textOf(b.Content), IsError: b.IsError})
+			r.ToolResults = append(r.ToolResults, session.ToolResult{CallID: b.ToolUseID, Output: session.TextOf(b.Content), IsError: b.IsError})
 		}
 	}
 	r.Text = strings.Join(text, "\n")
@@ -230,7 +227,7 @@ func claudeContent(raw json.RawMessage, r *Record) {
 func claudePrompt(raw json.RawMessage, text string) string {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '[' {
-		if hasAnyPrefix(text, claudeInjectedPrefixes...) {
+		if session.HasAnyPrefix(text, claudeInjectedPrefixes...) {
 			return ""
 		}
 		return strings.TrimSpace(text)
@@ -241,7 +238,7 @@ func claudePrompt(raw json.RawMessage, text string) string {
 	}
 	var out []string
 	for _, b := range blocks {
-		if b.Type == "text" && !hasAnyPrefix(b.Text, claudeInjectedPrefixes...) && strings.TrimSpace(b.Text) != "" {
+		if b.Type == "text" && !session.HasAnyPrefix(b.Text, claudeInjectedPrefixes...) && strings.TrimSpace(b.Text) != "" {
 			out = append(out, b.Text)
 		}
 	}

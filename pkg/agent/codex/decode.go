@@ -1,14 +1,11 @@
-package session
+package codex
 
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/sessctl/sessctl/pkg/session"
 )
-
-// codexFormat decodes Codex rollout lines (codex.md §2–§7).
-type codexFormat struct{}
-
-func (codexFormat) Agent() Agent { return Codex }
 
 var codexEnvelopeTypes = map[string]bool{
 	"session_meta": true, "response_item": true, "event_msg": true, "turn_context": true,
@@ -16,7 +13,7 @@ var codexEnvelopeTypes = map[string]bool{
 	"(legacy)": true,
 }
 
-func (codexFormat) KnownType(t string) bool {
+func (Home) KnownType(t string) bool {
 	env, _, _ := strings.Cut(t, "/")
 	return codexEnvelopeTypes[env]
 }
@@ -54,8 +51,8 @@ type codexPayload struct {
 	// event_msg
 	Message    json.RawMessage `json:"message"`
 	Info       *codexInfo      `json:"info"`
-	NumTurns   flexInt         `json:"num_turns"`
-	Window     flexInt         `json:"model_context_window"`
+	NumTurns   session.FlexInt `json:"num_turns"`
+	Window     session.FlexInt `json:"model_context_window"`
 	ThreadName string          `json:"thread_name"`
 	// token_usage_record
 	ResponseID string      `json:"response_id"`
@@ -65,26 +62,26 @@ type codexPayload struct {
 }
 
 type codexInfo struct {
-	Total  *codexUsage `json:"total_token_usage"`
-	Last   *codexUsage `json:"last_token_usage"`
-	Window flexInt     `json:"model_context_window"`
+	Total  *codexUsage     `json:"total_token_usage"`
+	Last   *codexUsage     `json:"last_token_usage"`
+	Window session.FlexInt `json:"model_context_window"`
 }
 
 type codexUsage struct {
-	Input     flexInt `json:"input_tokens"`
-	Cached    flexInt `json:"cached_input_tokens"`
-	Output    flexInt `json:"output_tokens"`
-	Reasoning flexInt `json:"reasoning_output_tokens"`
-	Total     flexInt `json:"total_tokens"`
+	Input     session.FlexInt `json:"input_tokens"`
+	Cached    session.FlexInt `json:"cached_input_tokens"`
+	Output    session.FlexInt `json:"output_tokens"`
+	Reasoning session.FlexInt `json:"reasoning_output_tokens"`
+	Total     session.FlexInt `json:"total_tokens"`
 }
 
 // usage converts OpenAI usage to the Anthropic split (Input excludes cached).
-func (u *codexUsage) usage() *Usage {
-	in := u.Input.v - u.Cached.v
+func (u *codexUsage) usage() *session.Usage {
+	in := u.Input.V - u.Cached.V
 	if in < 0 {
 		in = 0
 	}
-	return &Usage{Input: in, CacheRead: u.Cached.v, Output: u.Output.v, Reasoning: u.Reasoning.v}
+	return &session.Usage{Input: in, CacheRead: u.Cached.V, Output: u.Output.V, Reasoning: u.Reasoning.V}
 }
 
 // codexInjectedPrefixes start user/developer messages that Codex injects as
@@ -94,14 +91,14 @@ var codexInjectedPrefixes = []string{
 	"# AGENTS.md instructions", "<user_shell_command>", "<turn_aborted>", "<INSTRUCTIONS>",
 }
 
-func (codexFormat) decode(obj []byte, r *Record) {
+func (Home) Decode(obj []byte, r *session.Record) {
 	var l codexLine
 	if err := json.Unmarshal(obj, &l); err != nil {
-		r.Kind = KindUnknown
+		r.Kind = session.KindUnknown
 		r.Type = "(undecodable)"
 		return
 	}
-	r.Timestamp = parseTime(l.Timestamp)
+	r.Timestamp = session.ParseTime(l.Timestamp)
 	// before 2025-09 lines had no envelope: bare ResponseItems such as
 	// {"type":"message","role":…} and {"record_type":"state"}
 	if l.Type == "" || (len(l.Payload) == 0 && !codexEnvelopeTypes[l.Type]) {
@@ -118,67 +115,67 @@ func (codexFormat) decode(obj []byte, r *Record) {
 	}
 	switch l.Type {
 	case "session_meta":
-		r.Kind = KindMetadata
+		r.Kind = session.KindMetadata
 		r.SessionID = p.ID
 		r.CWD = p.CWD
 		r.Version = p.CLIVer
 	case "turn_context":
-		r.Kind = KindMetadata
+		r.Kind = session.KindMetadata
 		r.Model = p.Model
 		r.CWD = p.CWD
 	case "response_item":
 		codexItem(&p, r)
 	case "event_msg":
-		r.Kind = KindMetadata
+		r.Kind = session.KindMetadata
 		switch p.Type {
 		case "token_count":
-			r.Kind = KindUsage
+			r.Kind = session.KindUsage
 			if p.Info != nil {
 				if p.Info.Last != nil {
 					r.Usage = p.Info.Last.usage()
-					if p.Info.Last.Total.ok {
-						r.ContextTokens = p.Info.Last.Total.v
+					if p.Info.Last.Total.OK {
+						r.ContextTokens = p.Info.Last.Total.V
 					}
 				}
 				if p.Info.Total != nil {
 					r.CumulativeUsage = p.Info.Total.usage()
 				}
-				r.ContextWindow = p.Info.Window.v
+				r.ContextWindow = p.Info.Window.V
 			}
 		case "context_compacted":
-			r.Kind = KindCompaction
+			r.Kind = session.KindCompaction
 		case "thread_rolled_back":
-			r.RollbackTurns = int(p.NumTurns.v)
+			r.RollbackTurns = int(p.NumTurns.V)
 		case "task_started", "turn_started":
-			r.ContextWindow = p.Window.v
+			r.ContextWindow = p.Window.V
 		case "thread_name_updated":
 			r.Title = p.ThreadName
 		}
 	case "compacted":
-		r.Kind = KindCompaction
-		r.Role = RoleUser
-		r.Text = rawText(p.Message)
+		r.Kind = session.KindCompaction
+		r.Role = session.RoleUser
+		r.Text = session.RawText(p.Message)
 	case "token_usage_record":
-		r.Kind = KindUsage
+		r.Kind = session.KindUsage
 		r.MessageID = p.ResponseID
 		if p.Usage != nil {
 			r.Usage = p.Usage.usage()
 		}
 	case "world_state":
-		r.Kind = KindMetadata
+		r.Kind = session.KindMetadata
 	default:
-		r.Kind = KindUnknown
+		r.Kind = session.KindUnknown
 	}
 }
 
-func codexItem(p *codexPayload, r *Record) {
-	r.Kind = KindMessage
+func codexItem(p *codexPayload, r *session.Record) {
+	r.Kind = session.KindMessage
 	switch p.Type {
 	case "message":
-		r.Role = Role(p.Role)
-		r.Text = textOf(p.Content)
+		r.Role = session.Role(p.Role)
+		r.Text = session.TextOf(p.Content)
 		if p.Role == "user" {
-			if hasAnyPrefix(r.Text, codexInjectedPrefixes...) {
+			if session.HasAnyPrefix(r.Text, codexInjectedPrefixes...) {
 				r.Synthetic = true
 			} else {
 				r.UserPrompt = true
@@ -186,45 +183,45 @@ func codexItem(p *codexPayload, r *Record) {
 			}
 		}
 	case "reasoning":
-		r.Role = RoleAssistant
-		r.Thinking = textOf(p.Summary)
+		r.Role = session.RoleAssistant
+		r.Thinking = session.TextOf(p.Summary)
 	case "function_call":
-		r.Role = RoleAssistant
-		r.ToolCalls = []ToolCall{{ID: p.CallID, Name: p.Name, Input: rawText(p.Arguments)}}
+		r.Role = session.RoleAssistant
+		r.ToolCalls = []session.ToolCall{{ID: p.CallID, Name: p.Name, Input: session.RawText(p.Arguments)}}
 	case "custom_tool_call":
-		r.Role = RoleAssistant
-		r.ToolCalls = []ToolCall{{ID: p.CallID, Name: p.Name, Input: rawText(p.Input)}}
+		r.Role = session.RoleAssistant
+		r.ToolCalls = []session.ToolCall{{ID: p.CallID, Name: p.Name, Input: session.RawText(p.Input)}}
 	case "local_shell_call":
-		r.Role = RoleAssistant
-		r.ToolCalls = []ToolCall{{ID: p.CallID, Name: "local_shell", Input: rawText(p.Action)}}
+		r.Role = session.RoleAssistant
+		r.ToolCalls = []session.ToolCall{{ID: p.CallID, Name: "local_shell", Input: session.RawText(p.Action)}}
 	case "function_call_output", "custom_tool_call_output":
-		r.Role = RoleTool
-		r.ToolResults = []ToolResult{{CallID: p.CallID, Output: textOf(p.Output)}}
+		r.Role = session.RoleTool
+		r.ToolResults = []session.ToolResult{{CallID: p.CallID, Output: session.TextOf(p.Output)}}
 		r.Text = r.ToolResults[0].Output
 	case "web_search_call", "image_generation_call", "tool_search_call", "tool_search_output":
-		r.Role = RoleAssistant
+		r.Role = session.RoleAssistant
 	case "ghost_snapshot":
-		r.Kind = KindMetadata
+		r.Kind = session.KindMetadata
 	case "compaction", "compaction_summary":
-		r.Kind = KindCompaction
+		r.Kind = session.KindCompaction
 	default:
-		r.Kind = KindUnknown
+		r.Kind = session.KindUnknown
 	}
 }
 
 // codexLegacy handles rollouts from before September 2025 (no envelope):
 // the header line, state lines, and bare response items.
-func codexLegacy(l *codexLine, obj []byte, r *Record) {
+func codexLegacy(l *codexLine, obj []byte, r *session.Record) {
 	r.Type = "(legacy)"
 	switch {
 	case l.RecordType != "" || len(l.Instructions) > 0:
-		r.Kind = KindMetadata
+		r.Kind = session.KindMetadata
 	case l.Type != "":
 		var p codexPayload
 		json.Unmarshal(obj, &p)
 		codexItem(&p, r)
 		r.Type = "(legacy)/" + l.Type
 	default:
-		r.Kind = KindMetadata
+		r.Kind = session.KindMetadata
 	}
 }
