@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"github.com/sessctl/sessctl/pkg/session"
-	tok "github.com/sessctl/sessctl/pkg/tokens"
 )
 
 // Point is one checkpoint (Kimi) or user turn (other formats).
@@ -161,7 +160,7 @@ func List(r io.Reader, agent session.Agent) (*Listing, error) {
 			}
 		}
 		// tokens: the context size known after this record
-		if t, _ := tok.RecordedContext(agent, rec); t >= 0 {
+		if t, _ := session.RecordedContext(rec); t >= 0 {
 			tokens = t
 		}
 		if rec.UserPrompt && !rec.Sidechain && (agent != session.Kimi || !rec.Synthetic) {

@@ -254,7 +254,7 @@ func (a *analyzer) record(r *session.Record) error {
 	}
 	it := item{line: r.Line.Num}
 	// recorded context gauges, by format (tokens.md §5)
-	if n, src := tokens.RecordedContext(rep.Agent, r); n >= 0 {
+	if n, src := session.RecordedContext(r); n >= 0 {
 		it.recorded, it.recSource = n, src
 	} else if rep.Agent == session.Claude && r.Kind == session.KindCompaction && r.Type == "system/compact_boundary" {
 		it.recorded, it.recSource = -2, "" // unknown after the boundary until the next usage
@@ -459,8 +459,10 @@ func (a *analyzer) finish() {
 		rep.Growth = []Growth{}
 	}
 	rep.Model = a.model
-	if rep.Agent == session.Codex && rep.Model == "" {
-		rep.Model = tokens.DefaultCodexModel
+	if rep.Model == "" {
+		if g, ok := session.As[session.Gauge](rep.Agent); ok {
+			rep.Model = g.DefaultModel()
+		}
 	}
 	// estimates: what was used, and whether it is exact for this model
 	if a.counter != nil {
@@ -503,31 +505,12 @@ func (a *analyzer) finish() {
 	}
 
 	// the window
-	w := &rep.Window
-	su := rep.Consumption
-	switch {
-	case a.opt.Window > 0:
-		w.Tokens, w.Source = a.opt.Window, "override"
-	case su.Window > 0:
-		w.Tokens, w.Source = int(su.Window), "recorded"
-	case a.recWindow > 0:
-		w.Tokens, w.Source = int(a.recWindow), "recorded"
-	default:
-		model := rep.Model
-		if rep.Agent == session.Kimi && model == "" {
-			model = "kimi-for-coding"
-		}
-		n, known := tokens.ContextWindow(model)
-		w.Tokens, w.Source = n, "model"
-		if !known {
-			w.Source = "default"
-			if rep.Agent == session.Clawdcode {
-				w.Tokens = 128_000 // clawdcode's default maxContextTokens
-			}
-		}
+	rec := rep.Consumption.Window
+	if rec <= 0 {
+		rec = a.recWindow
 	}
-	w.Usable = tokens.UsableBudget(w.Tokens)
-	w.CompactAt = tokens.CompactionThreshold(string(rep.Agent), w.Tokens)
+	l := tokens.LimitsFor(rep.Agent, rep.Model, rec, a.opt.Window)
+	rep.Window = Window{Tokens: l.Window, Source: l.Source, Usable: l.Usable, CompactAt: l.CompactAt}
 
 	// context now
 	c := &rep.Context
@@ -537,7 +520,7 @@ func (a *analyzer) finish() {
 	if rep.Agent == session.Kimi && c.Recorded >= 0 {
 		c.Recorded += a.pendingEst
 	}
-	if c.Recorded < 0 && su.Context >= 0 {
+	if su := rep.Consumption; c.Recorded < 0 && su.Context >= 0 {
 		c.Recorded = su.Context
 		c.RecordedSource = "wire.jsonl StatusUpdate.context_tokens"
 	}
@@ -547,10 +530,10 @@ func (a *analyzer) finish() {
 	} else {
 		c.Tokens, c.Basis = c.Recorded, "recorded"
 	}
-	if w.Tokens > 0 {
-		c.Percent = float64(c.Tokens) * 100 / float64(w.Tokens)
+	if l.Window > 0 {
+		c.Percent = float64(c.Tokens) * 100 / float64(l.Window)
 	}
-	c.Left = int64(w.CompactAt) - c.Tokens
+	c.Left = int64(l.CompactAt) - c.Tokens
 }
 
 // minHeap keeps the largest records (smallest on top).

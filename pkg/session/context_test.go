@@ -1,7 +1,9 @@
-package tokens
+package session_test
 
 import (
 	"testing"
+
+	_ "github.com/sessctl/sessctl/pkg/agent/all"
 
 	"github.com/sessctl/sessctl/pkg/session"
 )
@@ -26,7 +28,8 @@ func TestRecordedContext(t *testing.T) {
 		{"user message", session.Kimi, session.Record{Role: session.RoleUser, ContextTokens: -1}, -1},
 	}
 	for _, c := range cases {
-		if got, _ := RecordedContext(c.agent, &c.r); got != c.want {
+		c.r.Agent = c.agent
+		if got, _ := session.RecordedContext(&c.r); got != c.want {
 			t.Errorf("%s: %d, want %d", c.name, got, c.want)
 		}
 	}
