@@ -89,6 +89,7 @@ func commands(env *appEnv) []*cli.Command {
 		checkpointsCommand(env), revertCommand(env), rotationsCommand(env), restoreCommand(env), pruneRotationsCommand(env), diffCommand(env),
 		cleanupCommand(env),
 		watchCommand(env),
+		showCommand(env),
 		// more commands: add one line each
 	}
 }

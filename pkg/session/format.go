@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"os"
@@ -54,6 +55,28 @@ func ReadFile(path string, f Format, fn func(*Record) error) error {
 // ReadRecords is ReadFile over any reader.
 func ReadRecords(rd io.Reader, f Format, fn func(*Record) error) error {
 	return jsonl.Scan(rd, func(l *jsonl.Line) error {
+		r := Decode(f, l)
+		return fn(&r)
+	})
+}
+
+// checkEvery is how many lines a reader goes between looks at its context.
+const checkEvery = 256
+
+// ReadFileContext is ReadFile that stops with ctx.Err() when ctx is done.
+// jsonl.ErrStop from fn ends the read early with a nil error.
+func ReadFileContext(ctx context.Context, path string, f Format, fn func(*Record) error) error {
+	fh, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer fh.Close()
+	return jsonl.Scan(fh, func(l *jsonl.Line) error {
+		if l.Num%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		r := Decode(f, l)
 		return fn(&r)
 	})

@@ -159,6 +159,10 @@ func OneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
+// PreviewLen is how many runes a preview of a prompt keeps (checkpoints,
+// Turn.Prompt).
+const PreviewLen = 200
+
 // Preview is OneLine(s) cut to at most n runes, the cut marked with "…".
 func Preview(s string, n int) string {
 	s = OneLine(s)
