@@ -47,17 +47,17 @@ func EncodingForModel(model string) (enc Encoding, exact bool) {
 
 // Context windows, in tokens.
 const (
-	claudeWindow     = 200_000
-	claude1MWindow   = 1_000_000
-	gpt5Window       = 258_400 // what Codex records for gpt-5 and gpt-5.3-codex
-	gpt41Window      = 1_047_576
-	gpt4oWindow      = 128_000
-	oSeriesWindow    = 200_000
-	kimiWindow       = 262_144 // Kimi's max_context_size for kimi-k2 and kimi-for-coding
-	glm46Window      = 200_000
-	defaultWindow    = 200_000
-	reservedContext  = 50_000 // sessctl's budget reserve (Kimi's reserved_context_size too)
-	defaultTrigger   = 80     // percent: clawdcode's trigger and sessctl's "getting full"
+	claudeWindow    = 200_000
+	claude1MWindow  = 1_000_000
+	gpt5Window      = 258_400 // what Codex records for gpt-5 and gpt-5.3-codex
+	gpt41Window     = 1_047_576
+	gpt4oWindow     = 128_000
+	oSeriesWindow   = 200_000
+	kimiWindow      = 262_144 // Kimi's max_context_size for kimi-k2 and kimi-for-coding
+	glm46Window     = 200_000
+	defaultWindow   = 200_000
+	reservedContext = 50_000 // sessctl's budget reserve (Kimi's reserved_context_size too)
+	defaultTrigger  = 80     // percent: clawdcode's trigger and sessctl's "getting full"
 )
 
 // ContextWindow returns a model's context window in tokens. known is false
