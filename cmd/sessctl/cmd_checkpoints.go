@@ -1,8 +1,8 @@
 package main
 
 import (
+	"context"
 	"fmt"
-	"os"
 	"strconv"
 
 	"github.com/sessctl/sessctl/pkg/checkpoint"
@@ -34,7 +34,7 @@ func checkpointsCommand(env *appEnv) *cli.Command {
 			if err != nil {
 				return err
 			}
-			return runCheckpoints(env, s, checkpointsOptions{session: c.Args().First(), json: c.Bool("json"),
+			return runCheckpoints(c.Context, env, s, checkpointsOptions{session: c.Args().First(), json: c.Bool("json"),
 				color: useColor(env.stdout, env, c.Bool("no-color"))})
 		},
 	}
@@ -49,20 +49,12 @@ type checkpointsOutput struct {
 	Points  []checkpoint.Point `json:"points"`
 }
 
-func runCheckpoints(env *appEnv, s *session.Session, opt checkpointsOptions) error {
-	f, err := os.Open(s.Main)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	l, err := checkpoint.List(f, s.Agent)
+func runCheckpoints(ctx context.Context, env *appEnv, s *session.Session, opt checkpointsOptions) error {
+	l, err := checkpoint.List(ctx, s.Main, s.Agent)
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.Main, err)
 	}
-	out := checkpointsOutput{Session: s.Main, Agent: s.Agent, Kind: "turn", Records: l.Records, Points: l.Points}
-	if s.Agent == session.Kimi {
-		out.Kind = "checkpoint"
-	}
+	out := checkpointsOutput{Session: s.Main, Agent: s.Agent, Kind: l.Unit, Records: l.Records, Points: l.Points}
 	if out.Points == nil {
 		out.Points = []checkpoint.Point{}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -61,7 +62,7 @@ func revertCommand(env *appEnv) *cli.Command {
 			if err != nil {
 				return err
 			}
-			return runRevert(env, s, revertOptions{n: c.Int("checkpoint"), mechanism: mech, dryRun: c.Bool("dry-run"),
+			return runRevert(c.Context, env, s, revertOptions{n: c.Int("checkpoint"), mechanism: mech, dryRun: c.Bool("dry-run"),
 				force: c.Bool("force"), json: c.Bool("json"), color: useColor(env.stdout, env, c.Bool("no-color"))})
 		},
 	}
@@ -83,11 +84,11 @@ type revertOutput struct {
 	Warnings          []string `json:"warnings"`
 }
 
-func runRevert(env *appEnv, s *session.Session, opt revertOptions) error {
+func runRevert(ctx context.Context, env *appEnv, s *session.Session, opt revertOptions) error {
 	path := s.Main
 	out := revertOutput{Session: path, DryRun: opt.dryRun, Warnings: []string{}}
 	plan := func() error {
-		p, err := checkpoint.PlanRevert(path, s.Agent, opt.n, opt.mechanism)
+		p, err := checkpoint.PlanRevert(ctx, path, s.Agent, opt.n, opt.mechanism)
 		if err != nil {
 			if errors.Is(err, checkpoint.ErrNoCheckpoint) {
 				return usageErrorf("%s: %v", path, err).withHint("sessctl checkpoints %s lists them", shellQuote(path))
@@ -102,10 +103,7 @@ func runRevert(env *appEnv, s *session.Session, opt revertOptions) error {
 		if p.Kimi != nil {
 			out.CorruptLeftBehind = p.Kimi.Dropped + p.Kimi.Blank
 		}
-		if p.Agent == session.Codex && p.Mechanism == checkpoint.Truncate {
-			out.Warnings = append(out.Warnings, "codex keeps a projection of the rollout in thread_history_1.sqlite by byte offset; "+
-				"after a cut, codex's thread list may be stale until that thread's rows are rebuilt (the model context is read from the file)")
-		}
+		out.Warnings = append(out.Warnings, p.Warnings...)
 		return nil
 	}
 	if opt.dryRun {
@@ -116,7 +114,7 @@ func runRevert(env *appEnv, s *session.Session, opt revertOptions) error {
 			out.NextRotation = rotation.NameFor(path, s.Agent, n)
 		}
 		out.OldSize = fileSize(path)
-		out.NewSize = predictedSize(out.Plan, out.OldSize)
+		out.NewSize = out.Plan.NewSize(out.OldSize)
 		return renderRevert(env, out, opt)
 	}
 	tx, err := rewrite.Begin(path, s.Agent, rewrite.Options{Force: opt.force, Now: env.now, Fault: opt.fault})
@@ -141,16 +139,6 @@ func runRevert(env *appEnv, s *session.Session, opt revertOptions) error {
 	return renderRevert(env, out, opt)
 }
 
-func predictedSize(p *checkpoint.Plan, old int64) int64 {
-	switch p.Mechanism {
-	case checkpoint.KimiRevertTo:
-		return p.Kimi.KeptBytes
-	case checkpoint.Rollback:
-		return old + int64(len(checkpoint.RollbackLine(timeZero, p.Ordinal+1, p.RollbackTurns))) + 1
-	}
-	return old - p.RemovedBytes
-}
-
 func renderRevert(env *appEnv, out revertOutput, opt revertOptions) error {
 	for _, w := range out.Warnings {
 		fmt.Fprintf(env.stderr, "sessctl: warning: %s\n", w)
@@ -162,10 +150,7 @@ func renderRevert(env *appEnv, out revertOutput, opt revertOptions) error {
 	p := out.Plan
 	w := env.stdout
 	name := filepath.Base(out.Session)
-	what := "turn"
-	if p.Agent == session.Kimi {
-		what = "checkpoint"
-	}
+	what := p.Unit
 	if out.DryRun {
 		// as `git diff --stat` would show it
 		switch p.Mechanism {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -86,7 +87,7 @@ func TestRevertFaultAtEveryStep(t *testing.T) {
 		s := kimiSession(t)
 		env, _ := testEnv()
 		boom := errors.New("injected fault at " + step)
-		err := runRevert(env, s, revertOptions{n: 1, mechanism: checkpoint.Auto, fault: func(at string) error {
+		err := runRevert(context.Background(), env, s, revertOptions{n: 1, mechanism: checkpoint.Auto, fault: func(at string) error {
 			if at == step {
 				return boom
 			}
@@ -102,7 +103,7 @@ func TestRevertFaultAtEveryStep(t *testing.T) {
 		assertRecoverable(t, s, step)
 		// and a retry succeeds
 		env, _ = testEnv()
-		if err := runRevert(env, s, revertOptions{n: 1, mechanism: checkpoint.Auto}); err != nil {
+		if err := runRevert(context.Background(), env, s, revertOptions{n: 1, mechanism: checkpoint.Auto}); err != nil {
 			t.Errorf("%s: retry: %v", step, err)
 		}
 		if cur, _ := os.ReadFile(s.Main); string(cur) != kimiWant {
@@ -115,7 +116,7 @@ func TestRevertFaultAtEveryStep(t *testing.T) {
 // TestRevertFaultMidWrite: the writer fails halfway through the new file.
 func TestRevertFaultMidWrite(t *testing.T) {
 	s := kimiSession(t)
-	plan, err := checkpoint.PlanRevert(s.Main, s.Agent, 1, checkpoint.Auto)
+	plan, err := checkpoint.PlanRevert(context.Background(), s.Main, s.Agent, 1, checkpoint.Auto)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +159,7 @@ func (f *failAfter) Write(p []byte) (int, error) {
 func TestRevertChangedUnderUs(t *testing.T) {
 	s := kimiSession(t)
 	env, _ := testEnv()
-	err := runRevert(env, s, revertOptions{n: 1, mechanism: checkpoint.Auto, fault: func(at string) error {
+	err := runRevert(context.Background(), env, s, revertOptions{n: 1, mechanism: checkpoint.Auto, fault: func(at string) error {
 		if at == rewrite.StepRename {
 			f, _ := os.OpenFile(s.Main, os.O_APPEND|os.O_WRONLY, 0)
 			f.WriteString(`{"role":"user","content":"late"}` + "\n")
@@ -182,7 +183,7 @@ func TestRevertRefusesLiveAndLocked(t *testing.T) {
 	now := time.Now()
 	os.Chtimes(s.Main, now, now)
 	env, _ := testEnv()
-	err := runRevert(env, s, revertOptions{n: 1, mechanism: checkpoint.Auto})
+	err := runRevert(context.Background(), env, s, revertOptions{n: 1, mechanism: checkpoint.Auto})
 	if !errors.Is(err, safety.ErrLive) || exitCode(err) != exitRefused {
 		t.Errorf("live: %v", err)
 	}
@@ -190,7 +191,7 @@ func TestRevertRefusesLiveAndLocked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = runRevert(env, s, revertOptions{n: 1, mechanism: checkpoint.Auto, force: true})
+	err = runRevert(context.Background(), env, s, revertOptions{n: 1, mechanism: checkpoint.Auto, force: true})
 	if !errors.Is(err, safety.ErrLocked) || exitCode(err) != exitRefused {
 		t.Errorf("locked: %v", err)
 	}
@@ -198,7 +199,7 @@ func TestRevertRefusesLiveAndLocked(t *testing.T) {
 	if cur, _ := os.ReadFile(s.Main); string(cur) != kimiOrig {
 		t.Errorf("session file changed")
 	}
-	if err := runRevert(env, s, revertOptions{n: 1, mechanism: checkpoint.Auto, force: true}); err != nil {
+	if err := runRevert(context.Background(), env, s, revertOptions{n: 1, mechanism: checkpoint.Auto, force: true}); err != nil {
 		t.Errorf("forced: %v", err)
 	}
 }
@@ -209,7 +210,7 @@ func TestRestoreFaultAtEveryStep(t *testing.T) {
 	for _, step := range []string{rewrite.StepWritten, rewrite.StepReserved, rewrite.StepRotated, rewrite.StepRename} {
 		s := kimiSession(t)
 		env, _ := testEnv()
-		if err := runRevert(env, s, revertOptions{n: 1, mechanism: checkpoint.Auto}); err != nil {
+		if err := runRevert(context.Background(), env, s, revertOptions{n: 1, mechanism: checkpoint.Auto}); err != nil {
 			t.Fatal(err)
 		}
 		old := time.Now().Add(-time.Hour)

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"sort"
 	"time"
 )
 
@@ -126,6 +127,8 @@ type Conversation interface {
 	History(ctx context.Context, path string, opt HistoryOptions, fn func(*Message) error) error
 	// Turns lists the turns of the transcript at path in file order.
 	Turns(ctx context.Context, path string) ([]Turn, error)
+	// TurnUnit names what Turns lists: "turn", or "checkpoint" (Kimi).
+	TurnUnit() string
 }
 
 // Gauge is the context-size rule of an agent (tokens.md §5). Every home
@@ -169,4 +172,40 @@ func RecordedContext(r *Record) (int64, string) {
 // copies sessctl's compaction writes).
 func LiveUsage(r *Record) bool {
 	return r.Usage != nil && r.Usage.Total() > 0 && !r.Synthetic && r.Role == RoleAssistant
+}
+
+// TurnIndex says which turn a message at a byte offset belongs to: the
+// turn whose cut is the last at or before it. Build it with Add in any
+// order, then Sort.
+type TurnIndex struct {
+	starts []turnStart
+}
+
+type turnStart struct {
+	off int64
+	n   int
+}
+
+// Add records that turn n applies from offset off on.
+func (ti *TurnIndex) Add(off int64, n int) { ti.starts = append(ti.starts, turnStart{off, n}) }
+
+// Sort orders what Add recorded; call it once before At.
+func (ti *TurnIndex) Sort() {
+	sort.SliceStable(ti.starts, func(i, j int) bool { return ti.starts[i].off < ti.starts[j].off })
+}
+
+// At is the turn of a message at offset off, -1 before the first.
+func (ti *TurnIndex) At(off int64) int {
+	k := sort.Search(len(ti.starts), func(i int) bool { return ti.starts[i].off > off })
+	if k == 0 {
+		return -1
+	}
+	return ti.starts[k-1].n
+}
+
+// PromptKey identifies a prompt by its words and time: the copy of a prompt
+// that sessctl's compaction writes into a kept tail repeats both, and is
+// the same turn.
+func PromptKey(r *Record) string {
+	return r.Timestamp.UTC().Format(time.RFC3339Nano) + "\x00" + r.Prompt
 }

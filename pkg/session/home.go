@@ -30,6 +30,9 @@ type Home interface {
 	Sniff(top map[string]json.RawMessage) Vote
 	// PathVote recognises the agent's store layout from a path alone.
 	PathVote(path string) Vote
+	// Every agent has a conversation model and a context gauge.
+	Conversation
+	Gauge
 }
 
 // Vote is how sure a home is that a line or a path is its agent's.

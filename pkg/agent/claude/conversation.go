@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"hash/maphash"
-	"sort"
 	"strings"
 	"time"
 
@@ -112,7 +111,7 @@ func buildIndex(ctx context.Context, path string) (*index, error) {
 				cut = toolStart
 			}
 			ix.prompts = append(ix.prompts, prompt{
-				key: ix.hash(r.Timestamp.UTC().Format(time.RFC3339Nano) + "\x00" + r.Prompt), node: int32(len(ix.nodes)),
+				key: ix.hash(session.PromptKey(r)), node: int32(len(ix.nodes)),
 				cut: cut, uuid: r.UUID, timestamp: r.Timestamp, preview: session.Preview(r.Prompt, session.PreviewLen)})
 		}
 		switch r.Type {
@@ -310,7 +309,7 @@ func (h Home) History(ctx context.Context, path string, opt session.HistoryOptio
 			return nil
 		}
 		m := message(r)
-		m.Turn = turns.turnAt(r.Line.Offset)
+		m.Turn = turns.at.At(r.Line.Offset)
 		switch {
 		case c.live[i]:
 			m.State = session.Live
@@ -384,27 +383,10 @@ func cloneMessage(m *session.Message) session.Message {
 	return c
 }
 
-// turnList is the turns of a file with the offsets they start at.
+// turnList is the turns of a file and the index of where each applies.
 type turnList struct {
 	turns []session.Turn
-	// starts are the cut offsets from which each turn number applies, in
-	// file order
-	starts []turnStart
-}
-
-type turnStart struct {
-	off int64
-	n   int
-}
-
-// turnAt is the turn a message at offset off belongs to: the one whose cut
-// is the last at or before it.
-func (tl *turnList) turnAt(off int64) int {
-	k := sort.Search(len(tl.starts), func(i int) bool { return tl.starts[i].off > off })
-	if k == 0 {
-		return -1
-	}
-	return tl.starts[k-1].n
+	at    session.TurnIndex
 }
 
 // Turns implements session.Conversation.
@@ -448,7 +430,7 @@ func (ix *index) turns(c *chain) *turnList {
 			if st == session.Live {
 				t := &tl.turns[k]
 				t.Line, t.Offset, t.Cut, t.UUID, t.State = n.line, n.off, p.cut, p.uuid, st
-				tl.starts = append(tl.starts, turnStart{p.cut, k})
+				tl.at.Add(p.cut, k)
 			}
 			continue
 		}
@@ -456,9 +438,9 @@ func (ix *index) turns(c *chain) *turnList {
 		byKey[p.key] = k
 		tl.turns = append(tl.turns, session.Turn{N: k, Line: n.line, Offset: n.off, Cut: p.cut, UUID: p.uuid,
 			Timestamp: p.timestamp, Prompt: p.preview, State: st, CompactedAfter: lastCompaction > n.off})
-		tl.starts = append(tl.starts, turnStart{p.cut, k})
+		tl.at.Add(p.cut, k)
 	}
-	sort.SliceStable(tl.starts, func(i, j int) bool { return tl.starts[i].off < tl.starts[j].off })
+	tl.at.Sort()
 	return tl
 }
 

@@ -1,4 +1,4 @@
-package checkpoint
+package kimi
 
 import (
 	"bytes"
@@ -12,13 +12,13 @@ import (
 // lines ending in "\n" that parse as JSON objects (raw control characters
 // allowed) and are accepted records, and never writes a _checkpoint with
 // the target id.
-func FuzzKimiRevert(f *testing.F) {
+func FuzzRevertTo(f *testing.F) {
 	f.Add([]byte(`{"role": "_system_prompt", "content": "p"}`+"\n"+`{"role":"user","content":"a"}`+"\r\n"+`{"role": "_checkpoint", "id": 0}`+"\n"), int64(0))
 	f.Add([]byte("{\"role\":\"user\",\"content\":\"\xe4\xb8\"}\r{\"role\": \"_checkpoint\", \"id\": true}\n"), int64(1))
 	f.Add([]byte(`{"role":"assistant","content":[],"tool_calls":[{"id":"t","function":{"name":"x","arguments":null}}]}`+"\n\n"), int64(3))
 	f.Fuzz(func(t *testing.T, in []byte, n int64) {
 		var out bytes.Buffer
-		st, err := KimiRevert(bytes.NewReader(in), &out, n)
+		st, err := RevertTo(bytes.NewReader(in), &out, n)
 		if err == nil && !st.Found {
 			t.Fatalf("no error without the checkpoint")
 		}

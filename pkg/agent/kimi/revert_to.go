@@ -1,10 +1,9 @@
-package checkpoint
+package kimi
 
 import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -13,43 +12,11 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/sessctl/sessctl/pkg/checkpoint"
 	"github.com/sessctl/sessctl/pkg/jsonl"
 )
 
-// KimiRevertStats describes what kimi-cli's revert_to(N) keeps and drops.
-type KimiRevertStats struct {
-	// Found is set when a line {"role": "_checkpoint", "id": N} exists (the
-	// cut); CutLine is its 1-based line number (Python's line splitting) and
-	// CutOffset its byte offset.
-	Found     bool  `json:"found"`
-	CutLine   int   `json:"cut_line"`
-	CutOffset int64 `json:"cut_offset"`
-	// NextID is the next checkpoint id Kimi would hold after restoring the
-	// whole file (last integer _checkpoint id + 1); revert_to(N) fails when
-	// N >= NextID.
-	NextID int64 `json:"next_id"`
-	// Kept is the number of lines written to the new file; KeptBytes their size.
-	Kept      int   `json:"kept"`
-	KeptBytes int64 `json:"kept_bytes"`
-	// Dropped counts the lines before the cut that Kimi does not copy
-	// (invalid JSON, not an object, records that fail validation); Blank
-	// counts blank lines before the cut. Both survive only in the rotation.
-	Dropped int `json:"dropped"`
-	Blank   int `json:"blank"`
-	// Removed is the number of non-blank lines from the cut to the end.
-	Removed      int   `json:"removed"`
-	RemovedBytes int64 `json:"removed_bytes"`
-	// Tokens is the last valid _usage token_count before the cut (-1: none).
-	Tokens int64 `json:"tokens"`
-	// Normalised counts kept lines whose bytes changed on the way (invalid
-	// UTF-8 replaced by U+FFFD, \r\n or \r line ends turned into \n).
-	Normalised int `json:"normalised"`
-}
-
-// ErrNoCheckpoint is returned when N is not a checkpoint of the file.
-var ErrNoCheckpoint = errors.New("no such checkpoint")
-
-// KimiRevert does exactly what kimi-cli 1.49's Context.revert_to(n) writes
+// RevertTo does exactly what kimi-cli 1.49's Context.revert_to(n) writes
 // into the new context.jsonl (kimi.md §4.4), streaming src into dst: every
 // accepted record before the first line whose role is "_checkpoint" and
 // whose id equals n (Python equality: 1, 1.0 and true all equal 1), each
@@ -57,13 +24,13 @@ var ErrNoCheckpoint = errors.New("no such checkpoint")
 // universal newlines) followed by "\n". Blank lines, lines that are not JSON
 // objects and records Kimi rejects are not copied.
 //
-// dst may be io.Discard to plan a revert. The error is ErrNoCheckpoint
+// dst may be io.Discard to plan a revert. The error is checkpoint.ErrNoCheckpoint
 // (wrapped) when no such line exists or n >= the file's next checkpoint id;
 // kimi-cli would refuse the latter and turn the former into a pure rotation,
 // which sessctl refuses instead. dst has then received the kept prefix and
 // must be discarded.
-func KimiRevert(src io.Reader, dst io.Writer, n int64) (KimiRevertStats, error) {
-	st := KimiRevertStats{Tokens: -1}
+func RevertTo(src io.Reader, dst io.Writer, n int64) (checkpoint.KimiRevertStats, error) {
+	st := checkpoint.KimiRevertStats{Tokens: -1}
 	sp := newPyLines(src)
 	bw := bufio.NewWriterSize(dst, 64<<10)
 	for {
@@ -143,9 +110,9 @@ func KimiRevert(src io.Reader, dst io.Writer, n int64) (KimiRevertStats, error) 
 	}
 	switch {
 	case !st.Found:
-		return st, fmt.Errorf("%w %d: the file has no {\"role\": \"_checkpoint\", \"id\": %d} line", ErrNoCheckpoint, n, n)
+		return st, fmt.Errorf("%w %d: the file has no {\"role\": \"_checkpoint\", \"id\": %d} line", checkpoint.ErrNoCheckpoint, n, n)
 	case n >= st.NextID:
-		return st, fmt.Errorf("%w %d: kimi-cli would refuse it (its next checkpoint id is %d)", ErrNoCheckpoint, n, st.NextID)
+		return st, fmt.Errorf("%w %d: kimi-cli would refuse it (its next checkpoint id is %d)", checkpoint.ErrNoCheckpoint, n, st.NextID)
 	}
 	return st, nil
 }

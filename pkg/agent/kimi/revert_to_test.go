@@ -1,4 +1,4 @@
-package checkpoint
+package kimi
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sessctl/sessctl/pkg/checkpoint"
 )
 
 // samplesDir is ../shared/samples seen from the repository root.
@@ -20,10 +22,10 @@ func samplesDir(t testing.TB) string {
 	return d
 }
 
-func revert(t *testing.T, in string, n int64) (string, KimiRevertStats, error) {
+func revert(t *testing.T, in string, n int64) (string, checkpoint.KimiRevertStats, error) {
 	t.Helper()
 	var out bytes.Buffer
-	st, err := KimiRevert(strings.NewReader(in), &out, n)
+	st, err := RevertTo(strings.NewReader(in), &out, n)
 	return out.String(), st, err
 }
 
@@ -137,8 +139,8 @@ func TestKimiRevertEdgeCases(t *testing.T) {
 	// files without the checkpoint are refused
 	for _, f := range []string{"legacy_no_system_prompt.jsonl", "restore_malformed_trailing_line.jsonl"} {
 		data, _ := os.ReadFile(filepath.Join(dir, f))
-		if _, _, err := revert(t, string(data), 0); !errors.Is(err, ErrNoCheckpoint) {
-			t.Errorf("%s: err %v, want ErrNoCheckpoint", f, err)
+		if _, _, err := revert(t, string(data), 0); !errors.Is(err, checkpoint.ErrNoCheckpoint) {
+			t.Errorf("%s: err %v, want checkpoint.ErrNoCheckpoint", f, err)
 		}
 	}
 }
@@ -220,12 +222,12 @@ func TestKimiRevertRefusals(t *testing.T) {
 	const sp = `{"role": "_system_prompt", "content": "p"}` + "\n"
 	// checkpoint 5 exists, but the last checkpoint is 1, so Kimi's next id is 2
 	in := sp + `{"role": "_checkpoint", "id": 5}` + "\n" + `{"role": "_checkpoint", "id": 1}` + "\n"
-	if _, _, err := revert(t, in, 5); !errors.Is(err, ErrNoCheckpoint) {
+	if _, _, err := revert(t, in, 5); !errors.Is(err, checkpoint.ErrNoCheckpoint) {
 		t.Errorf("n >= next id: err %v", err)
 	}
 	// a gap: 0 < next id, but no line with id 0 (kimi-cli would rotate only)
 	in = sp + `{"role": "_checkpoint", "id": 1}` + "\n"
-	if _, _, err := revert(t, in, 0); !errors.Is(err, ErrNoCheckpoint) {
+	if _, _, err := revert(t, in, 0); !errors.Is(err, checkpoint.ErrNoCheckpoint) {
 		t.Errorf("missing line: err %v", err)
 	}
 	if _, st, err := revert(t, in, 1); err != nil || st.NextID != 2 || st.Kept != 1 {
