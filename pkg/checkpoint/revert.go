@@ -326,4 +326,3 @@ func (l *lastByte) Read(b []byte) (int, error) {
 	}
 	return n, err
 }
-
