@@ -137,17 +137,17 @@ func renderCheck(env *appEnv, out checkOutput, col colorer) {
 			clean++
 			continue
 		}
-		fmt.Fprintf(w, "%s  (%s, %d records)\n", col.bold(rep.Path), rep.Agent, rep.Records)
+		fmt.Fprintf(w, "%s  (%s, %d records)\n", col.bold(line(rep.Path)), rep.Agent, rep.Records)
 		for _, p := range rep.Problems {
 			loc := "-"
 			if p.Line > 0 {
 				loc = fmt.Sprintf("line %d, byte %d", p.Line, p.Offset)
 			}
-			fmt.Fprintf(w, "  %s: %s: %s\n", loc, col.yellow(p.Kind), p.Message)
+			fmt.Fprintf(w, "  %s: %s: %s\n", loc, col.yellow(p.Kind), line(p.Message))
 		}
 	}
 	for _, e := range out.Errors {
-		fmt.Fprintf(env.stderr, "sessctl: error: %s\n", e)
+		fmt.Fprintf(env.stderr, "sessctl: error: %s\n", line(e))
 	}
 	summary := fmt.Sprintf("%d files checked, %d clean, %d problems", len(out.Files), clean, out.Problems)
 	if out.Problems == 0 && len(out.Errors) == 0 {

@@ -114,7 +114,7 @@ func runCleanup(ctx context.Context, env *appEnv, opt cleanupOptions) error {
 	case err != nil:
 		// a dry run changes nothing: it may go on without the lock (a
 		// read-only home), but says so
-		fmt.Fprintf(env.stderr, "sessctl: warning: %v (dry run goes on without it)\n", err)
+		warn(env.stderr, "%v (dry run goes on without it)", err)
 	default:
 		defer lock.Unlock()
 	}
@@ -150,13 +150,13 @@ func runCleanup(ctx context.Context, env *appEnv, opt cleanupOptions) error {
 		}
 	case opt.quiet:
 		for _, w := range plan.Warnings {
-			fmt.Fprintf(env.stderr, "sessctl: warning: %s\n", w)
+			warn(env.stderr, "%s", w)
 		}
 		printCleanupErrors(env.stderr, plan)
 		fmt.Fprintln(env.stdout, cleanupSummaryLine(plan, sum, res))
 	default:
 		for _, w := range plan.Warnings {
-			fmt.Fprintf(env.stderr, "sessctl: warning: %s\n", w)
+			warn(env.stderr, "%s", w)
 		}
 		renderCleanup(env.stdout, plan, res, colorer{opt.color})
 		fmt.Fprintln(env.stdout, cleanupSummaryLine(plan, sum, res))
@@ -191,12 +191,12 @@ func cleanupExit(plan *cleanup.Plan, res *cleanup.Result) error {
 func printCleanupErrors(w io.Writer, plan *cleanup.Plan) {
 	for _, it := range append(append([]*cleanup.Item{}, plan.Sessions...), plan.Rotations...) {
 		if it.Status == cleanup.StatusRefused || it.Status == cleanup.StatusFailed {
-			fmt.Fprintf(w, "sessctl: error: %s %s %s: %s\n", it.Status, it.Agent, session.ShortID(it.ID), it.Error)
+			fmt.Fprintf(w, "sessctl: error: %s %s %s: %s\n", it.Status, it.Agent, line(session.ShortID(it.ID)), line(it.Error))
 		}
 	}
 	for _, ref := range plan.Side {
 		if ref.Status == cleanup.StatusFailed {
-			fmt.Fprintf(w, "sessctl: error: %s: %s\n", ref.Path, ref.Error)
+			fmt.Fprintf(w, "sessctl: error: %s: %s\n", line(ref.Path), line(ref.Error))
 		}
 	}
 }
@@ -239,29 +239,29 @@ func renderCleanup(w io.Writer, plan *cleanup.Plan, res *cleanup.Result, col col
 		return planned
 	}
 	for _, it := range plan.Sessions {
-		fmt.Fprintf(w, "%s %s %s  %s  updated %s  %s  %s  (%s)\n", verb(it, "remove"), it.Agent, session.ShortID(it.ID),
-			projectLabel(it.Project), it.Updated.Local().Format("2006-01-02 15:04"), plural(len(it.Files), "file"), humanBytes(it.Bytes), it.Reason)
+		fmt.Fprintf(w, "%s %s %s  %s  updated %s  %s  %s  (%s)\n", verb(it, "remove"), it.Agent, line(session.ShortID(it.ID)),
+			projectLabel(it.Project), it.Updated.Local().Format("2006-01-02 15:04"), plural(len(it.Files), "file"), humanBytes(it.Bytes), line(it.Reason))
 		if it.Error != "" {
-			fmt.Fprintf(w, "  %s\n", col.red(it.Error))
+			fmt.Fprintf(w, "  %s\n", col.red(line(it.Error)))
 		}
 		for _, f := range it.Files {
-			fmt.Fprintf(w, "  %s  %s\n", f.Path, col.dim(humanBytes(f.Size)))
+			fmt.Fprintf(w, "  %s  %s\n", line(f.Path), col.dim(humanBytes(f.Size)))
 		}
 		for _, d := range it.Dirs {
-			fmt.Fprintf(w, "  %s/  %s\n", d, col.dim("(directory, when empty)"))
+			fmt.Fprintf(w, "  %s/  %s\n", line(d), col.dim("(directory, when empty)"))
 		}
 	}
 	for _, it := range plan.Rotations {
-		fmt.Fprintf(w, "%s rotated files of %s %s  %s  (%s)\n", verb(it, "remove"), it.Agent, session.ShortID(it.ID), projectLabel(it.Project), it.Reason)
+		fmt.Fprintf(w, "%s rotated files of %s %s  %s  (%s)\n", verb(it, "remove"), it.Agent, line(session.ShortID(it.ID)), projectLabel(it.Project), line(it.Reason))
 		if it.Error != "" {
-			fmt.Fprintf(w, "  %s\n", col.red(it.Error))
+			fmt.Fprintf(w, "  %s\n", col.red(line(it.Error)))
 		}
 		for _, f := range it.Files {
-			fmt.Fprintf(w, "  %s  %s  %s\n", f.Path, col.dim(humanBytes(f.Size)), col.dim(f.ModTime.Local().Format("2006-01-02")))
+			fmt.Fprintf(w, "  %s  %s  %s\n", line(f.Path), col.dim(humanBytes(f.Size)), col.dim(f.ModTime.Local().Format("2006-01-02")))
 		}
 	}
 	for _, s := range plan.Skipped {
-		fmt.Fprintf(w, "%s %s %s  %s  (%s)\n", col.yellow("skip"), s.Agent, session.ShortID(s.ID), s.Main, s.Reason)
+		fmt.Fprintf(w, "%s %s %s  %s  (%s)\n", col.yellow("skip"), s.Agent, line(session.ShortID(s.ID)), line(s.Main), line(s.Reason))
 	}
 	for _, ref := range plan.Side {
 		var what string
@@ -269,7 +269,7 @@ func renderCleanup(w io.Writer, plan *cleanup.Plan, res *cleanup.Result, col col
 		case ref.Status == cleanup.SideDone:
 			what = col.green("cleared")
 		case ref.Status == cleanup.StatusFailed:
-			what = col.red("FAILED: " + ref.Error)
+			what = col.red("FAILED: " + line(ref.Error))
 		case ref.Status == cleanup.SideUnchanged:
 			what = "unchanged (session kept)"
 		case ref.Action == cleanup.ActionClear && res == nil:
@@ -277,7 +277,7 @@ func renderCleanup(w io.Writer, plan *cleanup.Plan, res *cleanup.Result, col col
 		default:
 			what = col.yellow("stale, left for you")
 		}
-		fmt.Fprintf(w, "side %s %s: %s %s — %s\n", ref.Agent, session.ShortID(ref.SessionID), ref.Path, ref.What, what)
+		fmt.Fprintf(w, "side %s %s: %s %s — %s\n", ref.Agent, line(session.ShortID(ref.SessionID)), line(ref.Path), line(ref.What), what)
 	}
 }
 
@@ -286,7 +286,7 @@ func projectLabel(p string) string {
 		return "-"
 	}
 	if strings.ContainsAny(p, " \t") {
-		return strconv.Quote(p)
+		return strconv.Quote(p) // Go quoting escapes every control character too
 	}
-	return p
+	return line(p)
 }

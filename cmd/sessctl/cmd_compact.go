@@ -92,7 +92,7 @@ func runCompact(env *appEnv, c *cli.Context, o compactOptions) error {
 
 func renderCompact(env *appEnv, r *compact.Result, col colorer) {
 	w := env.stdout
-	fmt.Fprintf(w, "%s  (%s)\n", col.bold(r.Path), r.Agent)
+	fmt.Fprintf(w, "%s  (%s)\n", col.bold(line(r.Path)), r.Agent)
 	fmt.Fprintf(w, "split:    %d of %d messages compacted, the last %d kept (tail from line %d)\n",
 		r.CompactedMessages, r.Messages, r.KeptMessages, r.SplitLine)
 	label := "exact"
@@ -114,15 +114,15 @@ func renderCompact(env *appEnv, r *compact.Result, col colorer) {
 	}
 	sum := fmt.Sprintf("%s, %d tokens", r.Summarizer.Kind, r.SummaryTokens)
 	if r.Summarizer.Kind == "command" {
-		sum += fmt.Sprintf(" (%s, %.1fs)", r.Summarizer.Command, r.Summarizer.Seconds)
+		sum += fmt.Sprintf(" (%s, %.1fs)", line(r.Summarizer.Command), r.Summarizer.Seconds)
 	}
 	fmt.Fprintf(w, "summary:  %s\n", sum)
 	if r.Summarizer.Fallback {
-		fmt.Fprintf(w, "%s the summarizer failed (%s); the extractive summary was used\n", col.yellow("warning:"), r.Summarizer.Error)
+		fmt.Fprintf(w, "%s the summarizer failed (%s); the extractive summary was used\n", col.yellow("warning:"), line(r.Summarizer.Error))
 	}
 	files := "none"
 	if len(r.FilesIncluded) > 0 {
-		files = strings.Join(r.FilesIncluded, ", ")
+		files = line(strings.Join(r.FilesIncluded, ", "))
 	}
 	fmt.Fprintf(w, "files:    %s\n", files)
 	fmt.Fprintf(w, "tail:     %d records; %d orphan tool results dropped, %d calls given an aborted result, %d tool outputs shortened\n",
@@ -143,18 +143,18 @@ func renderCompact(env *appEnv, r *compact.Result, col colorer) {
 			if k.Line == 0 {
 				where = "added"
 			}
-			fmt.Fprintf(w, "  %-10s %-9s %s\n", where, k.Role, k.Text)
+			fmt.Fprintf(w, "  %-10s %-9s %s\n", where, line(k.Role), line(k.Text))
 		}
-		fmt.Fprintf(w, "\n--- summary ---\n%s\n--- end of summary ---\n", r.Summary)
+		fmt.Fprintf(w, "\n--- summary ---\n%s\n--- end of summary ---\n", block(r.Summary))
 		fmt.Fprintln(w, "dry run: nothing was written")
 		return
 	}
-	fmt.Fprintf(w, "original: %s (%s)\n", r.Original, humanBytes(r.OriginalSize))
+	fmt.Fprintf(w, "original: %s (%s)\n", line(r.Original), humanBytes(r.OriginalSize))
 	how := "rewritten"
 	if r.AppendedLines > 0 {
 		how = fmt.Sprintf("%d lines appended", r.AppendedLines)
 	}
-	fmt.Fprintf(w, "written:  %s, %s, %s\n", r.Path, humanBytes(r.NewSize), how)
+	fmt.Fprintf(w, "written:  %s, %s, %s\n", line(r.Path), humanBytes(r.NewSize), how)
 }
 
 func optThousands(v *int64) string {

@@ -73,7 +73,7 @@ type lsRow struct {
 func runLs(env *appEnv, opt lsOptions) error {
 	res := discoverScope(env, opt.roots, opt.paths)
 	for _, err := range res.Errors {
-		fmt.Fprintf(env.stderr, "sessctl: warning: %v\n", err)
+		warn(env.stderr, "%v", err)
 	}
 	var ss []*session.Session
 	for _, s := range res.Sessions {
@@ -114,9 +114,9 @@ func runLs(env *appEnv, opt lsOptions) error {
 		} else if len(opt.roots) > 0 {
 			where = strings.Join(opt.roots, ", ")
 		}
-		fmt.Fprintf(env.stderr, "sessctl: no sessions found in %s\n", where)
+		fmt.Fprintf(env.stderr, "sessctl: no sessions found in %s\n", line(where))
 		if len(res.Unrecognized) > 0 {
-			fmt.Fprintf(env.stderr, "sessctl: %d .jsonl files there are of no known format (e.g. %s)\n", len(res.Unrecognized), res.Unrecognized[0])
+			fmt.Fprintf(env.stderr, "sessctl: %d .jsonl files there are of no known format (e.g. %s)\n", len(res.Unrecognized), line(res.Unrecognized[0]))
 		}
 		return nil
 	}
@@ -174,11 +174,11 @@ func renderLs(w io.Writer, rows []lsRow, now time.Time, col colorer) {
 		if r.Corrupt > 0 {
 			bad = col.red(bad)
 		}
-		title := ellipsis(r.Title, 48)
+		title := ellipsis(line(r.Title), 48)
 		if r.Error != "" {
-			title = col.red("error: " + ellipsis(r.Error, 40))
+			title = col.red("error: " + ellipsis(line(r.Error), 40))
 		}
-		t.Append([]string{string(r.Agent), session.ShortID(r.ID), ellipsis(shortenHome(project), 32), title,
+		t.Append([]string{string(r.Agent), line(session.ShortID(r.ID)), ellipsis(shortenHome(line(project)), 32), title,
 			relTime(r.Updated, now), strconv.Itoa(r.Records), humanBytes(r.Size), strconv.Itoa(r.Rotations), bad})
 	}
 	t.Render()

@@ -122,7 +122,7 @@ func runPrune(env *appEnv, ss []*session.Session, opt pruneOptions) error {
 		verb = "would delete"
 	}
 	for _, r := range out.Deleted {
-		fmt.Fprintf(env.stdout, "%s %s (%s)\n", verb, r.Path, humanBytes(r.Size))
+		fmt.Fprintf(env.stdout, "%s %s (%s)\n", verb, line(r.Path), humanBytes(r.Size))
 	}
 	fmt.Fprintf(env.stdout, "%s %d rotations (%s), kept %d\n", verb, len(out.Deleted), humanBytes(out.Freed), out.Kept)
 	return firstErr

@@ -104,12 +104,12 @@ func renderRestore(env *appEnv, out restoreOutput, opt restoreOptions) error {
 	}
 	w := env.stdout
 	if out.DryRun {
-		fmt.Fprintf(w, "would restore %s from %s (%s, now %s)\n", out.Session, out.Restored.Path, humanBytes(out.Restored.Size), humanBytes(out.OldSize))
+		fmt.Fprintf(w, "would restore %s from %s (%s, now %s)\n", line(out.Session), line(out.Restored.Path), humanBytes(out.Restored.Size), humanBytes(out.OldSize))
 		return nil
 	}
-	fmt.Fprintf(w, "restored %s from %s (%s)\n", out.Session, out.Restored.Path, humanBytes(out.NewSize))
+	fmt.Fprintf(w, "restored %s from %s (%s)\n", line(out.Session), line(out.Restored.Path), humanBytes(out.NewSize))
 	if out.Rotation != nil {
-		fmt.Fprintf(w, "  the replaced file is kept as %s\n", out.Rotation.Path)
+		fmt.Fprintf(w, "  the replaced file is kept as %s\n", line(out.Rotation.Path))
 	}
 	if out.NewSize != out.Restored.Size {
 		fmt.Fprintf(w, "  a final newline was added (the rotation ended without one)\n")

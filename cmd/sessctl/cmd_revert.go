@@ -153,7 +153,7 @@ func predictedSize(p *checkpoint.Plan, old int64) int64 {
 
 func renderRevert(env *appEnv, out revertOutput, opt revertOptions) error {
 	for _, w := range out.Warnings {
-		fmt.Fprintf(env.stderr, "sessctl: warning: %s\n", w)
+		warn(env.stderr, "%s", w)
 	}
 	if opt.json {
 		return writeJSON(env.stdout, out)
@@ -161,7 +161,7 @@ func renderRevert(env *appEnv, out revertOutput, opt revertOptions) error {
 	col := colorer{on: opt.color}
 	p := out.Plan
 	w := env.stdout
-	name := filepath.Base(out.Session)
+	name := line(filepath.Base(out.Session))
 	what := "turn"
 	if p.Agent == session.Kimi {
 		what = "checkpoint"
@@ -181,9 +181,9 @@ func renderRevert(env *appEnv, out revertOutput, opt revertOptions) error {
 	if out.DryRun {
 		verb = "would revert"
 	}
-	fmt.Fprintf(w, "%s %s to before %s %d (%s)\n", verb, out.Session, what, p.N, mechanismText(p.Mechanism))
+	fmt.Fprintf(w, "%s %s to before %s %d (%s)\n", verb, line(out.Session), what, p.N, mechanismText(p.Mechanism))
 	if p.Point.Preview != "" {
-		fmt.Fprintf(w, "  %s %d began with: %s\n", what, p.N, ellipsis(p.Point.Preview, 70))
+		fmt.Fprintf(w, "  %s %d began with: %s\n", what, p.N, ellipsis(line(p.Point.Preview), 70))
 	}
 	switch p.Mechanism {
 	case checkpoint.Rollback:
@@ -201,14 +201,14 @@ func renderRevert(env *appEnv, out revertOutput, opt revertOptions) error {
 	rot := ""
 	if out.Rotation != nil {
 		rot = out.Rotation.Path
-		fmt.Fprintf(w, "  original kept as %s\n", rot)
+		fmt.Fprintf(w, "  original kept as %s\n", line(rot))
 	} else if out.NextRotation != "" {
 		rot = out.NextRotation
-		fmt.Fprintf(w, "  the original would be kept as %s\n", rot)
+		fmt.Fprintf(w, "  the original would be kept as %s\n", line(rot))
 	}
 	if out.CorruptLeftBehind > 0 {
 		fmt.Fprintf(w, "  %s\n", col.yellow(fmt.Sprintf("%d blank or corrupt lines before the checkpoint are not carried over (kimi-cli drops them too); they stay in %s",
-			out.CorruptLeftBehind, filepath.Base(rot))))
+			out.CorruptLeftBehind, line(filepath.Base(rot)))))
 	}
 	return nil
 }

@@ -102,7 +102,7 @@ func runStats(env *appEnv, c *cli.Context, opt statsOptions) error {
 	}
 	res := discoverScope(env, opt.roots, opt.args)
 	for _, err := range res.Errors {
-		fmt.Fprintf(env.stderr, "sessctl: warning: %v\n", err)
+		warn(env.stderr, "%v", err)
 	}
 	if len(res.Sessions) == 0 && len(res.Errors) > 0 {
 		return res.Errors[0]
@@ -289,7 +289,10 @@ func renderGroups(w io.Writer, out statsManyJSON, col colorer) {
 		if len(models) > 2 {
 			models = append(models[:2], fmt.Sprintf("+%d", len(models)-2))
 		}
-		t.Append([]string{ellipsis(key, 40), strings.Join(g.Agents, ","), strconv.Itoa(g.Sessions),
+		for i := range models {
+			models[i] = line(models[i])
+		}
+		t.Append([]string{ellipsis(line(key), 40), strings.Join(g.Agents, ","), strconv.Itoa(g.Sessions),
 			thousands(g.Totals.Input), thousands(g.Totals.Output), thousands(g.Totals.CacheRead), thousands(g.Totals.CacheCreation),
 			col.bold(thousands(g.Totals.Total())), strings.Join(models, ",")})
 	}
@@ -336,22 +339,22 @@ func pct(part, whole int64) string {
 
 func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 	su := rep.Consumption
-	fmt.Fprintf(w, "%s %s %s\n", col.bold("Session"), rep.Agent, rep.ID)
+	fmt.Fprintf(w, "%s %s %s\n", col.bold("Session"), rep.Agent, line(rep.ID))
 	if rep.Project != "" {
-		fmt.Fprintf(w, "Project  %s\n", rep.Project)
+		fmt.Fprintf(w, "Project  %s\n", line(rep.Project))
 	}
 	extra := ""
 	if n := len(su.Files) - 1; n > 0 {
 		extra = fmt.Sprintf(" (+%d more file(s) with usage)", n)
 	}
-	fmt.Fprintf(w, "File     %s%s\n", rep.Main, extra)
+	fmt.Fprintf(w, "File     %s%s\n", line(rep.Main), extra)
 	model := rep.Model
 	if model == "" {
 		model = "(unknown)"
 	}
 	win := rep.Window
 	fmt.Fprintf(w, "Model    %s, window %s tokens (%s), usable budget %s, compaction at %s\n\n",
-		model, thousands(int64(win.Tokens)), win.Source, thousands(int64(win.Usable)), thousands(int64(win.CompactAt)))
+		line(model), thousands(int64(win.Tokens)), win.Source, thousands(int64(win.Usable)), thousands(int64(win.CompactAt)))
 
 	c := rep.Context
 	est := rep.Estimate
@@ -395,7 +398,7 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 		tb := newTable(tw, "  MODEL", "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "TOTAL")
 		for _, m := range t.Models() {
 			u := t.ByModel[m]
-			tb.Append([]string{"  " + m, thousands(u.Input), thousands(u.Output), thousands(u.CacheRead), thousands(u.CacheCreation), thousands(u.Total())})
+			tb.Append([]string{"  " + line(m), thousands(u.Input), thousands(u.Output), thousands(u.CacheRead), thousands(u.CacheCreation), thousands(u.Total())})
 		}
 		tb.Append([]string{"  total", thousands(t.Input), thousands(t.Output), thousands(t.CacheRead), thousands(t.CacheCreation), col.bold(thousands(t.Total()))})
 		tb.Render()
@@ -411,13 +414,13 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 				fmt.Fprint(w, " …")
 				break
 			}
-			fmt.Fprintf(w, " line %d (%s)", d.Line, d.Reason)
+			fmt.Fprintf(w, " line %d (%s)", d.Line, line(d.Reason))
 		}
 		fmt.Fprintln(w)
 	}
 	if su.SessctlOnly > 0 {
 		fmt.Fprintf(w, "  note: %d line(s) counted here are dropped silently by ccusage (first: line %d, %s)\n",
-			su.SessctlOnly, su.SessctlLines[0].Line, su.SessctlLines[0].Reason)
+			su.SessctlOnly, su.SessctlLines[0].Line, line(su.SessctlLines[0].Reason))
 	}
 	fmt.Fprintln(w)
 
@@ -425,7 +428,7 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 	tw := trimWriter(w)
 	tb := newTable(tw, "  ROLE", "RECORDS", "TOKENS", "SHARE")
 	for _, r := range rep.ByRole {
-		tb.Append([]string{"  " + r.Role, strconv.Itoa(r.Records), thousands(r.Tokens), pct(r.Tokens, est.Total)})
+		tb.Append([]string{"  " + line(r.Role), strconv.Itoa(r.Records), thousands(r.Tokens), pct(r.Tokens, est.Total)})
 	}
 	tb.Render()
 	flushTable(tw)
@@ -438,7 +441,7 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 				tb.Append([]string{fmt.Sprintf("  … %d more", len(rep.ByTool)-15), "", "", "", "", ""})
 				break
 			}
-			tb.Append([]string{"  " + tt.Name, strconv.Itoa(tt.Calls), thousands(tt.CallTokens), strconv.Itoa(tt.Results),
+			tb.Append([]string{"  " + line(tt.Name), strconv.Itoa(tt.Calls), thousands(tt.CallTokens), strconv.Itoa(tt.Results),
 				thousands(tt.ResultTokens), pct(tt.CallTokens+tt.ResultTokens, est.Total)})
 		}
 		tb.Render()
@@ -455,7 +458,7 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 			if l.Tool != "" {
 				role += " " + l.Tool
 			}
-			tb.Append([]string{"  " + strconv.Itoa(l.Line), role, thousands(l.Tokens), ellipsis(l.Preview, 60)})
+			tb.Append([]string{"  " + strconv.Itoa(l.Line), line(role), thousands(l.Tokens), ellipsis(line(l.Preview), 60)})
 		}
 		tb.Render()
 		flushTable(tw)

@@ -82,12 +82,13 @@ func report(w io.Writer, err error) int {
 	if err == nil || errors.Is(err, errSilent) {
 		return code
 	}
-	fmt.Fprintf(w, "sessctl: error: %s\n", message(err))
+	// messages quote paths and session text: shown safely, like all output
+	fmt.Fprintf(w, "sessctl: error: %s\n", line(message(err)))
 	var ce *cliError
 	if errors.As(err, &ce) && ce.hint != "" {
-		fmt.Fprintf(w, "sessctl: hint: %s\n", ce.hint)
+		fmt.Fprintf(w, "sessctl: hint: %s\n", line(ce.hint))
 	} else if h := hintFor(err); h != "" {
-		fmt.Fprintf(w, "sessctl: hint: %s\n", h)
+		fmt.Fprintf(w, "sessctl: hint: %s\n", line(h))
 	}
 	return code
 }
