@@ -114,10 +114,9 @@ func runCheck(env *appEnv, opt checkOptions) error {
 		renderCheck(env, out, colorer{opt.color})
 	}
 	switch {
-	case ioErr != nil && opt.json:
-		return &cliError{code: exitError, err: errSilent}
 	case ioErr != nil:
-		return ioErr
+		// each error was printed once, with the findings (or in the JSON)
+		return &cliError{code: exitError, err: errSilent, hint: hintFor(ioErr)}
 	case out.Problems > 0:
 		return silentFindings
 	}

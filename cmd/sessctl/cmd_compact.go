@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/sessctl/sessctl/pkg/compact"
+	"github.com/sessctl/sessctl/pkg/session"
 	"github.com/urfave/cli/v2"
 )
 
@@ -76,6 +77,18 @@ func runCompact(env *appEnv, c *cli.Context, o compactOptions) error {
 	if err != nil {
 		var short *compact.TooShortError
 		if errors.As(err, &short) {
+			if o.json {
+				// exit 1 still answers in JSON: nothing written, and why
+				var v any = compactNotDone{res, message(err)}
+				if res == nil {
+					v = compactTooShort{Path: s.Main, Agent: s.Agent, DryRun: o.opt.DryRun, Keep: short.Keep,
+						Messages: short.Messages, Reason: message(err)}
+				}
+				if err := writeJSON(env.stdout, v); err != nil {
+					return err
+				}
+				return silentFindings
+			}
 			return findingsError("%v", err).withHint("a smaller --keep compacts more (it must stay at least 1)")
 		}
 		if res != nil && res.Original != "" {
@@ -88,6 +101,24 @@ func runCompact(env *appEnv, c *cli.Context, o compactOptions) error {
 	}
 	renderCompact(env, res, colorer{o.color})
 	return nil
+}
+
+// compactNotDone and compactTooShort are compact --json when there was
+// nothing to do (exit 1): the result as far as it got (written false) and
+// the reason.
+type compactNotDone struct {
+	*compact.Result
+	Reason string `json:"reason"`
+}
+
+type compactTooShort struct {
+	Path     string        `json:"path"`
+	Agent    session.Agent `json:"agent"`
+	DryRun   bool          `json:"dry_run"`
+	Written  bool          `json:"written"`
+	Keep     int           `json:"keep"`
+	Messages int           `json:"messages"`
+	Reason   string        `json:"reason"`
 }
 
 func renderCompact(env *appEnv, r *compact.Result, col colorer) {

@@ -72,8 +72,8 @@ type lsRow struct {
 
 func runLs(env *appEnv, opt lsOptions) error {
 	res := discoverScope(env, opt.roots, opt.paths)
-	for _, err := range res.Errors {
-		warn(env.stderr, "%v", err)
+	if err := discoveryProblems(env, res, len(res.Sessions) == 0 && len(res.Unrecognized) == 0); err != nil {
+		return err
 	}
 	var ss []*session.Session
 	for _, s := range res.Sessions {
@@ -97,9 +97,6 @@ func runLs(env *appEnv, opt lsOptions) error {
 	}
 	if opt.limit > 0 && len(rows) > opt.limit {
 		rows = rows[:opt.limit]
-	}
-	if len(res.Sessions) == 0 && len(res.Errors) > 0 && len(res.Unrecognized) == 0 {
-		return res.Errors[0]
 	}
 	if opt.json {
 		if rows == nil {

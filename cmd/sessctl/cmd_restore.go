@@ -27,10 +27,13 @@ func restoreCommand(env *appEnv) *cli.Command {
 		Description: "Nothing is lost: the current file becomes the next rotation before rotation K is\n" +
 			"copied into its place, and rotation K itself stays.",
 		Flags: []cli.Flag{
-			&cli.IntFlag{Name: "rotation", Aliases: []string{"r"}, Required: true, Usage: "restore rotation `K` (see `sessctl rotations`)"},
+			&cli.IntFlag{Name: "rotation", Aliases: []string{"r"}, Usage: "restore rotation `K` (required; see `sessctl rotations`)"},
 			dryRunFlag(), forceFlag(), rootFlag(), jsonFlag(),
 		},
 		Action: func(c *cli.Context) error {
+			if err := required(c, "rotation", "K"); err != nil {
+				return err
+			}
 			if c.NArg() != 1 {
 				return usageErrorf("restore needs exactly one SESSION")
 			}
@@ -91,7 +94,7 @@ func runRestore(env *appEnv, s *session.Session, opt restoreOptions) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("%s: %w (the session file was not replaced)", path, err)
+		return fmt.Errorf("%w (the session file was not replaced)", inPath(path, err))
 	}
 	out.Rotation = res.Rotation
 	out.OldSize, out.NewSize = res.OldSize, res.NewSize

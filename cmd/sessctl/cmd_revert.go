@@ -42,11 +42,14 @@ func revertCommand(env *appEnv) *cli.Command {
 			"rollback), or the file is cut when a compaction follows turn N. The original is\n" +
 			"always kept as the next rotation first (see `sessctl rotations`).",
 		Flags: []cli.Flag{
-			&cli.IntFlag{Name: "checkpoint", Aliases: []string{"c"}, Required: true, Usage: "revert to before checkpoint or turn `N` (see `sessctl checkpoints`)"},
+			&cli.IntFlag{Name: "checkpoint", Aliases: []string{"c"}, Usage: "revert to before checkpoint or turn `N` (required; see `sessctl checkpoints`)"},
 			&cli.StringFlag{Name: "mechanism", Value: "auto", Usage: "`HOW` to write a non-Kimi revert: auto, truncate, rollback (Codex only)"},
 			dryRunFlag(), forceFlag(), rootFlag(), jsonFlag(), noColorFlag(),
 		},
 		Action: func(c *cli.Context) error {
+			if err := required(c, "checkpoint", "N"); err != nil {
+				return err
+			}
 			if c.NArg() != 1 {
 				return usageErrorf("revert needs exactly one SESSION").withHint("sessctl revert --checkpoint N SESSION")
 			}
@@ -132,9 +135,9 @@ func runRevert(env *appEnv, s *session.Session, opt revertOptions) error {
 	})
 	if err != nil {
 		if res != nil && res.Rotation != nil {
-			return fmt.Errorf("%s: %w (nothing was replaced; an extra copy of the original is in %s)", path, err, res.Rotation.Path)
+			return fmt.Errorf("%w (nothing was replaced; an extra copy of the original is in %s)", inPath(path, err), res.Rotation.Path)
 		}
-		return fmt.Errorf("%s: %w (nothing was changed)", path, err)
+		return fmt.Errorf("%w (nothing was changed)", inPath(path, err))
 	}
 	out.Rotation = res.Rotation
 	out.OldSize, out.NewSize = res.OldSize, res.NewSize

@@ -101,11 +101,8 @@ func runStats(env *appEnv, c *cli.Context, opt statsOptions) error {
 		return runStatsOne(env, s, opt)
 	}
 	res := discoverScope(env, opt.roots, opt.args)
-	for _, err := range res.Errors {
-		warn(env.stderr, "%v", err)
-	}
-	if len(res.Sessions) == 0 && len(res.Errors) > 0 {
-		return res.Errors[0]
+	if err := discoveryProblems(env, res, len(res.Sessions) == 0); err != nil {
+		return err
 	}
 	var ss []*session.Session
 	for _, s := range res.Sessions {

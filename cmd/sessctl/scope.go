@@ -128,6 +128,22 @@ func ambiguous(arg string, ss []*session.Session) error {
 	return usageErrorf("%q matches %d sessions: %s", arg, len(ss), b.String()).withHint("name one session: a longer id, or its file")
 }
 
+// discoveryProblems prints what discovery could not read, once. When that
+// is fatal (nothing was found), each is an error line and the command fails
+// with exit 2; otherwise each is a warning and the command goes on.
+func discoveryProblems(env *appEnv, res *session.Result, fatal bool) error {
+	if fatal && len(res.Errors) > 0 {
+		for _, err := range res.Errors {
+			fmt.Fprintf(env.stderr, "sessctl: error: %s\n", line(message(err)))
+		}
+		return &cliError{code: exitError, err: errSilent, hint: hintFor(res.Errors[0])}
+	}
+	for _, err := range res.Errors {
+		warn(env.stderr, "%v", err)
+	}
+	return nil
+}
+
 func firstError(res *session.Result) error {
 	if len(res.Errors) > 0 {
 		return res.Errors[0]
