@@ -32,6 +32,9 @@ func checkCommand(env *appEnv) *cli.Command {
 			if c.NArg() == 0 {
 				return usageErrorf("check needs at least one PATH").withHint("sessctl check ~/.claude/projects")
 			}
+			if c.Int("max") < 0 {
+				return usageErrorf("--max must not be negative (0: all)")
+			}
 			return runCheck(env, checkOptions{paths: c.Args().Slice(), json: c.Bool("json"), maxPerKind: c.Int("max"),
 				color: useColor(env.stdout, env, c.Bool("no-color"))})
 		},

@@ -4,11 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/sessctl/sessctl/pkg/compact"
 	"github.com/sessctl/sessctl/pkg/session"
 	"github.com/urfave/cli/v2"
 )
+
+// minSummarizerTimeout: a summarizer is a model call; less than a second
+// would only ever time out.
+const minSummarizerTimeout = time.Second
 
 type compactOptions struct {
 	session string
@@ -50,6 +55,9 @@ func compactCommand(env *appEnv) *cli.Command {
 			}
 			if c.Int("max-tool-output") < 0 {
 				return usageErrorf("--max-tool-output must not be negative")
+			}
+			if d := c.Duration("summarizer-timeout"); d < minSummarizerTimeout {
+				return usageErrorf("--summarizer-timeout must be at least %s (got %s)", minSummarizerTimeout, d)
 			}
 			if c.IsSet("summarizer") && strings.TrimSpace(c.String("summarizer")) == "" {
 				return usageErrorf("--summarizer needs a command")

@@ -31,6 +31,9 @@ func diffCommand(env *appEnv) *cli.Command {
 			rootFlag(), jsonFlag(), noColorFlag(),
 		},
 		Action: func(c *cli.Context) error {
+			if c.IsSet("rotation") && c.Int("rotation") < 0 {
+				return usageErrorf("--rotation must not be negative")
+			}
 			opt := diffOptions{stat: c.Bool("stat"), json: c.Bool("json"), color: useColor(env.stdout, env, c.Bool("no-color"))}
 			switch c.NArg() {
 			case 1:

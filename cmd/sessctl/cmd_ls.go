@@ -37,6 +37,9 @@ func lsCommand(env *appEnv) *cli.Command {
 			jsonFlag(), noColorFlag(),
 		},
 		Action: func(c *cli.Context) error {
+			if c.Int("limit") < 0 {
+				return usageErrorf("--limit must not be negative (0: no limit)")
+			}
 			opt := lsOptions{roots: c.StringSlice("root"), paths: c.Args().Slice(), project: c.String("project"),
 				limit: c.Int("limit"), json: c.Bool("json"), color: useColor(env.stdout, env, c.Bool("no-color"))}
 			var err error

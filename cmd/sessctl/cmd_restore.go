@@ -34,6 +34,9 @@ func restoreCommand(env *appEnv) *cli.Command {
 			if err := required(c, "rotation", "K"); err != nil {
 				return err
 			}
+			if c.Int("rotation") < 0 {
+				return usageErrorf("--rotation must not be negative")
+			}
 			if c.NArg() != 1 {
 				return usageErrorf("restore needs exactly one SESSION")
 			}

@@ -12,6 +12,10 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
+// minPoll is the shortest --poll interval: shorter only burns a core (1µs
+// spun) for nothing a person watching could see.
+const minPoll = 50 * time.Millisecond
+
 type watchOptions struct {
 	session *session.Session // the session to follow (nil with --latest)
 	latest  bool
@@ -50,8 +54,11 @@ func watchCommand(env *appEnv) *cli.Command {
 			if opt.agent, err = agentOpt(c); err != nil {
 				return err
 			}
-			if opt.tail < 0 || opt.window < 0 || opt.poll < 0 {
-				return usageErrorf("--tail, --window and --poll must not be negative")
+			if opt.tail < 0 || opt.window < 0 {
+				return usageErrorf("--tail and --window must not be negative")
+			}
+			if c.IsSet("poll") && opt.poll < minPoll {
+				return usageErrorf("--poll must be at least %s (got %s)", minPoll, opt.poll)
 			}
 			switch {
 			case opt.latest && c.NArg() > 0:
