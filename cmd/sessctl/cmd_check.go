@@ -139,7 +139,7 @@ func renderCheck(env *appEnv, out checkOutput, col colorer) {
 			clean++
 			continue
 		}
-		fmt.Fprintf(w, "%s  (%s, %d records)\n", col.bold(line(rep.Path)), rep.Agent, rep.Records)
+		fmt.Fprintf(w, "%s  (%s, %s)\n", col.bold(line(rep.Path)), rep.Agent, plural(rep.Records, "record"))
 		for _, p := range rep.Problems {
 			loc := "-"
 			if p.Line > 0 {
@@ -151,7 +151,7 @@ func renderCheck(env *appEnv, out checkOutput, col colorer) {
 	for _, e := range out.Errors {
 		fmt.Fprintf(env.stderr, "sessctl: error: %s\n", line(e))
 	}
-	summary := fmt.Sprintf("%d files checked, %d clean, %d problems", len(out.Files), clean, out.Problems)
+	summary := fmt.Sprintf("%s checked, %s clean, %s", plural(len(out.Files), "file"), thousands(int64(clean)), plural(out.Problems, "problem"))
 	if out.Problems == 0 && len(out.Errors) == 0 {
 		summary = col.green(summary)
 	}

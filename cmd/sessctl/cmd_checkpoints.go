@@ -71,7 +71,7 @@ func runCheckpoints(env *appEnv, s *session.Session, opt checkpointsOptions) err
 	}
 	col := colorer{on: opt.color}
 	if len(l.Points) == 0 {
-		fmt.Fprintf(env.stdout, "%s: no %ss (%d records)\n", line(s.Main), out.Kind, l.Records)
+		fmt.Fprintf(env.stdout, "%s: no %ss (%s)\n", line(s.Main), out.Kind, plural(l.Records, "record"))
 		return nil
 	}
 	tw := trimWriter(env.stdout)
@@ -87,9 +87,9 @@ func runCheckpoints(env *appEnv, s *session.Session, opt checkpointsOptions) err
 		}
 		tok := "-"
 		if p.Tokens >= 0 {
-			tok = strconv.FormatInt(p.Tokens, 10)
+			tok = thousands(p.Tokens)
 		}
-		t.Append([]string{n, strconv.Itoa(p.Line), tok, strconv.Itoa(p.Following), ellipsis(line(p.Preview), 60)})
+		t.Append([]string{n, strconv.Itoa(p.Line), tok, thousands(int64(p.Following)), ellipsis(line(p.Preview), 60)})
 	}
 	t.Render()
 	flushTable(tw)

@@ -203,7 +203,7 @@ func printCleanupErrors(w io.Writer, plan *cleanup.Plan) {
 
 func cleanupSummaryLine(plan *cleanup.Plan, sum cleanupSummary, res *cleanup.Result) string {
 	if res == nil {
-		s := fmt.Sprintf("would remove %d of %d sessions (%s, %s)", sum.Sessions, plan.AllSessions, plural(sum.Files, "file"), humanBytes(sum.Bytes))
+		s := fmt.Sprintf("would remove %s of %s (%s, %s)", thousands(int64(sum.Sessions)), plural(plan.AllSessions, "session"), plural(sum.Files, "file"), humanBytes(sum.Bytes))
 		if sum.RotationFiles > 0 {
 			s += fmt.Sprintf(" and %s (%s)", plural(sum.RotationFiles, "rotated file"), humanBytes(sum.RotationBytes))
 		}
@@ -212,7 +212,7 @@ func cleanupSummaryLine(plan *cleanup.Plan, sum cleanupSummary, res *cleanup.Res
 		}
 		return s + fmt.Sprintf("; store %s → %s", humanBytes(plan.StoreBytes), humanBytes(plan.StoreBytes-sum.Bytes-sum.RotationBytes))
 	}
-	s := fmt.Sprintf("removed %d of %d sessions and %s (%s in all, %s)", res.RemovedSessions, plan.AllSessions,
+	s := fmt.Sprintf("removed %s of %s and %s (%s in all, %s)", thousands(int64(res.RemovedSessions)), plural(plan.AllSessions, "session"),
 		plural(res.RemovedRotations, "rotated file"), plural(res.RemovedFiles, "file"), humanBytes(res.RemovedBytes))
 	if res.Refused > 0 {
 		s += fmt.Sprintf("; %d refused", res.Refused)

@@ -132,8 +132,8 @@ type compactTooShort struct {
 func renderCompact(env *appEnv, r *compact.Result, col colorer) {
 	w := env.stdout
 	fmt.Fprintf(w, "%s  (%s)\n", col.bold(line(r.Path)), r.Agent)
-	fmt.Fprintf(w, "split:    %d of %d messages compacted, the last %d kept (tail from line %d)\n",
-		r.CompactedMessages, r.Messages, r.KeptMessages, r.SplitLine)
+	fmt.Fprintf(w, "split:    %s of %s compacted, the last %s kept (tail from line %d)\n",
+		thousands(int64(r.CompactedMessages)), plural(r.Messages, "message"), thousands(int64(r.KeptMessages)), r.SplitLine)
 	label := "exact"
 	if !r.Tokens.Exact {
 		label = "estimate"
@@ -164,13 +164,14 @@ func renderCompact(env *appEnv, r *compact.Result, col colorer) {
 		files = line(strings.Join(r.FilesIncluded, ", "))
 	}
 	fmt.Fprintf(w, "files:    %s\n", files)
-	fmt.Fprintf(w, "tail:     %d records; %d orphan tool results dropped, %d calls given an aborted result, %d tool outputs shortened\n",
-		r.Tail.Records, r.Tail.DroppedToolResults, r.Tail.AbortedToolCalls, r.Tail.TruncatedToolOutputs)
+	fmt.Fprintf(w, "tail:     %s; %s dropped, %s given an aborted result, %s shortened\n",
+		plural(r.Tail.Records, "record"), plural(r.Tail.DroppedToolResults, "orphan tool result"), plural(r.Tail.AbortedToolCalls, "call"),
+		plural(r.Tail.TruncatedToolOutputs, "tool output"))
 	if r.CorruptCompacted > 0 {
-		fmt.Fprintf(w, "%s %d corrupt lines in the compacted part stay in the original only\n", col.yellow("warning:"), r.CorruptCompacted)
+		fmt.Fprintf(w, "%s %s in the compacted part stay in the original only\n", col.yellow("warning:"), plural(r.CorruptCompacted, "corrupt line"))
 	}
 	if r.CorruptTail > 0 {
-		fmt.Fprintf(w, "%s %d corrupt lines in the kept tail were left out of the new context\n", col.yellow("warning:"), r.CorruptTail)
+		fmt.Fprintf(w, "%s %s in the kept tail left out of the new context\n", col.yellow("warning:"), plural(r.CorruptTail, "corrupt line"))
 	}
 	if r.NoUserMessage {
 		fmt.Fprintf(w, "%s the session has no user message; the summary lists no request\n", col.yellow("warning:"))
@@ -191,7 +192,7 @@ func renderCompact(env *appEnv, r *compact.Result, col colorer) {
 	fmt.Fprintf(w, "original: %s (%s)\n", line(r.Original), humanBytes(r.OriginalSize))
 	how := "rewritten"
 	if r.AppendedLines > 0 {
-		how = fmt.Sprintf("%d lines appended", r.AppendedLines)
+		how = plural(r.AppendedLines, "line") + " appended"
 	}
 	fmt.Fprintf(w, "written:  %s, %s, %s\n", line(r.Path), humanBytes(r.NewSize), how)
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -170,7 +169,7 @@ func renderLs(w io.Writer, rows []lsRow, now time.Time, col colorer) {
 		if project == "" {
 			project = r.Project
 		}
-		bad := strconv.Itoa(r.Corrupt)
+		bad := thousands(int64(r.Corrupt))
 		if r.Corrupt > 0 {
 			bad = col.red(bad)
 		}
@@ -179,7 +178,7 @@ func renderLs(w io.Writer, rows []lsRow, now time.Time, col colorer) {
 			title = col.red("error: " + ellipsis(line(r.Error), 40))
 		}
 		t.Append([]string{string(r.Agent), line(session.ShortID(r.ID)), ellipsis(shortenHome(line(project)), 32), title,
-			relTime(r.Updated, now), strconv.Itoa(r.Records), humanBytes(r.Size), strconv.Itoa(r.Rotations), bad})
+			relTime(r.Updated, now), thousands(int64(r.Records)), humanBytes(r.Size), thousands(int64(r.Rotations)), bad})
 	}
 	t.Render()
 	flushTable(tw)

@@ -137,7 +137,7 @@ func runPrune(env *appEnv, ss []*session.Session, errs []error, opt pruneOptions
 	for _, r := range out.Deleted {
 		fmt.Fprintf(env.stdout, "%s %s (%s)\n", verb, line(r.Path), humanBytes(r.Size))
 	}
-	fmt.Fprintf(env.stdout, "%s %d rotations (%s), kept %d\n", verb, len(out.Deleted), humanBytes(out.Freed), out.Kept)
+	fmt.Fprintf(env.stdout, "%s %s (%s), kept %s\n", verb, plural(len(out.Deleted), "rotation"), humanBytes(out.Freed), thousands(int64(out.Kept)))
 	if firstErr == nil {
 		return nil
 	}

@@ -190,16 +190,16 @@ func renderRevert(env *appEnv, out revertOutput, opt revertOptions) error {
 	}
 	switch p.Mechanism {
 	case checkpoint.Rollback:
-		fmt.Fprintf(w, "  the model no longer sees %s: %d records, %s, ~%d tokens (they stay in the file)\n",
-			plural(p.RollbackTurns, "turn"), p.RemovedRecords, humanBytes(p.RemovedBytes), p.RemovedTokens)
+		fmt.Fprintf(w, "  the model no longer sees %s: %s, %s, ~%s (they stay in the file)\n",
+			plural(p.RollbackTurns, "turn"), plural(p.RemovedRecords, "record"), humanBytes(p.RemovedBytes), plural(p.RemovedTokens, "token"))
 	default:
-		fmt.Fprintf(w, "  removed %d records from line %d on: %s, ~%d tokens\n", p.RemovedRecords, lineOf(p), humanBytes(p.RemovedBytes), p.RemovedTokens)
+		fmt.Fprintf(w, "  removed %s from line %d on: %s, ~%s\n", plural(p.RemovedRecords, "record"), lineOf(p), humanBytes(p.RemovedBytes), plural(p.RemovedTokens, "token"))
 	}
 	if p.KeptAfterCut > 0 {
-		fmt.Fprintf(w, "  kept %d session-name records from after the cut\n", p.KeptAfterCut)
+		fmt.Fprintf(w, "  kept %s from after the cut\n", plural(p.KeptAfterCut, "session-name record"))
 	}
 	if p.Kimi != nil {
-		fmt.Fprintf(w, "  kept %d records; context tokens at the checkpoint: %s\n", p.Kimi.Kept, tokensText(p.Kimi.Tokens))
+		fmt.Fprintf(w, "  kept %s; context tokens at the checkpoint: %s\n", plural(p.Kimi.Kept, "record"), tokensText(p.Kimi.Tokens))
 	}
 	rot := ""
 	if out.Rotation != nil {
@@ -210,8 +210,8 @@ func renderRevert(env *appEnv, out revertOutput, opt revertOptions) error {
 		fmt.Fprintf(w, "  the original would be kept as %s\n", line(rot))
 	}
 	if out.CorruptLeftBehind > 0 {
-		fmt.Fprintf(w, "  %s\n", col.yellow(fmt.Sprintf("%d blank or corrupt lines before the checkpoint are not carried over (kimi-cli drops them too); they stay in %s",
-			out.CorruptLeftBehind, line(filepath.Base(rot)))))
+		fmt.Fprintf(w, "  %s\n", col.yellow(fmt.Sprintf("%s before the checkpoint %s not carried over (kimi-cli drops them too); they stay in %s",
+			plural(out.CorruptLeftBehind, "blank or corrupt line"), isAre(out.CorruptLeftBehind), line(filepath.Base(rot)))))
 	}
 	return nil
 }
@@ -237,7 +237,7 @@ func tokensText(n int64) string {
 	if n < 0 {
 		return "unknown"
 	}
-	return fmt.Sprintf("%d", n)
+	return thousands(n)
 }
 
 func shellQuote(s string) string {
@@ -245,11 +245,4 @@ func shellQuote(s string) string {
 		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 	}
 	return s
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }

@@ -215,12 +215,19 @@ type statsManyJSON struct {
 }
 
 func runStatsMany(env *appEnv, ss []*session.Session, opt statsOptions) error {
+	// a project is its real working directory, as ls shows it: Claude Code's
+	// and clawdcode's folder names are escaped paths (one directory would
+	// be two projects beside Codex's cwd), so their transcripts' head says
+	var cwds map[*session.Session]string
+	if opt.project != "" || opt.by == stats.ByProject {
+		cwds = projectPaths(ss)
+	}
 	if opt.project != "" {
 		// the project of a Codex rollout is its working directory, known
 		// only once read; the others are filtered before the scan
 		kept := ss[:0:0]
 		for _, s := range ss {
-			if s.Agent == session.Codex || strings.Contains(s.Project, opt.project) {
+			if s.Agent == session.Codex || strings.Contains(s.Project, opt.project) || strings.Contains(cwds[s], opt.project) {
 				kept = append(kept, s)
 			}
 		}
@@ -229,10 +236,15 @@ func runStatsMany(env *appEnv, ss []*session.Session, opt statsOptions) error {
 	prog, finish := newProgress(env, opt.progress)
 	sus := stats.Consumption(ss, prog)
 	finish()
+	for _, su := range sus {
+		if cwd := cwds[su.Session]; cwd != "" {
+			su.CWD = cwd
+		}
+	}
 	if opt.project != "" {
 		kept := sus[:0]
 		for _, su := range sus {
-			if strings.Contains(su.Project, opt.project) {
+			if strings.Contains(su.Project, opt.project) || strings.Contains(su.CWD, opt.project) {
 				kept = append(kept, su)
 			}
 		}
@@ -270,11 +282,35 @@ func runStatsMany(env *appEnv, ss []*session.Session, opt statsOptions) error {
 	return nil
 }
 
+// projectPaths returns the real working directory of the Claude Code,
+// clawdcode and Kimi sessions among ss, where it is known (Codex's comes
+// with its usage scan).
+func projectPaths(ss []*session.Session) map[*session.Session]string {
+	out := make(map[*session.Session]string, len(ss))
+	for _, s := range ss {
+		switch s.Agent {
+		case session.Claude, session.Clawdcode:
+			if cwd := session.HeadCWD(s); cwd != "" {
+				out[s] = cwd
+			}
+		case session.Kimi:
+			if filepath.IsAbs(s.Project) { // kimi.json named the work dir
+				out[s] = s.Project
+			}
+		}
+	}
+	return out
+}
+
 func renderGroups(w io.Writer, out statsManyJSON, col colorer) {
 	fmt.Fprintf(w, "Recorded usage by %s (tokens the APIs reported; cache read/write counted apart)\n\n", out.By)
 	tw := trimWriter(w)
-	head := strings.ToUpper(out.By)
-	t := newTable(tw, head, "AGENT", "SESSIONS", "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "TOTAL", "MODELS")
+	head := []string{strings.ToUpper(out.By), "AGENT", "SESSIONS", "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "TOTAL", "MODELS"}
+	byAgent := out.By == stats.ByAgent // the key is the agent: one AGENT column
+	if byAgent {
+		head = append(head[:1], head[2:]...)
+	}
+	t := newTable(tw, head...)
 	for _, g := range out.Groups {
 		key := g.Key
 		if out.By == stats.BySession {
@@ -289,27 +325,38 @@ func renderGroups(w io.Writer, out statsManyJSON, col colorer) {
 		for i := range models {
 			models[i] = line(models[i])
 		}
-		t.Append([]string{ellipsis(line(key), 40), strings.Join(g.Agents, ","), strconv.Itoa(g.Sessions),
+		row := []string{ellipsis(line(key), 40), strings.Join(g.Agents, ","), thousands(int64(g.Sessions)),
 			thousands(g.Totals.Input), thousands(g.Totals.Output), thousands(g.Totals.CacheRead), thousands(g.Totals.CacheCreation),
-			col.bold(thousands(g.Totals.Total())), strings.Join(models, ",")})
+			col.bold(thousands(g.Totals.Total())), strings.Join(models, ",")}
+		if byAgent {
+			row = append(row[:1], row[2:]...)
+		}
+		t.Append(row)
 	}
-	t.Append([]string{"TOTAL", "", strconv.Itoa(len(out.Sessions)), thousands(out.Totals.Input), thousands(out.Totals.Output),
-		thousands(out.Totals.CacheRead), thousands(out.Totals.CacheCreation), col.bold(thousands(out.Totals.Total())), ""})
+	total := []string{"TOTAL", "", thousands(int64(len(out.Sessions))), thousands(out.Totals.Input), thousands(out.Totals.Output),
+		thousands(out.Totals.CacheRead), thousands(out.Totals.CacheCreation), col.bold(thousands(out.Totals.Total())), ""}
+	if byAgent {
+		total = append(total[:1], total[2:]...)
+	}
+	t.Append(total)
 	t.Render()
 	flushTable(tw)
 	var notes []string
 	if out.Rejected > 0 {
-		notes = append(notes, fmt.Sprintf("%d usage line(s) could not be counted", out.Rejected))
+		notes = append(notes, fmt.Sprintf("%s could not be counted", plural(out.Rejected, "usage line")))
 	}
 	if out.Corrupt > 0 {
-		notes = append(notes, fmt.Sprintf("%d corrupt line(s) seen", out.Corrupt))
+		// not the CORRUPT of ls: the usage scan validates only the lines
+		// that can carry usage (docs/stats.md)
+		notes = append(notes, fmt.Sprintf("%s that could carry usage %s unreadable", plural(out.Corrupt, "line"), isAre(out.Corrupt)))
 	}
 	if len(notes) > 0 {
 		fmt.Fprintf(w, "\n%s %s (--json has them per session; sessctl check shows every damaged line)\n",
 			col.yellow("note:"), strings.Join(notes, ", "))
 	}
 	if out.CountedNotByCCUsage > 0 {
-		fmt.Fprintf(w, "note: %d usage lines counted here are dropped silently by ccusage (e.g. JSON with spaces after colons); see docs/stats.md\n", out.CountedNotByCCUsage)
+		fmt.Fprintf(w, "note: %s counted here %s dropped silently by ccusage (e.g. JSON with spaces after colons); see docs/stats.md\n",
+			plural(out.CountedNotByCCUsage, "usage line"), isAre(out.CountedNotByCCUsage))
 	}
 }
 
@@ -342,7 +389,7 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 	}
 	extra := ""
 	if n := len(su.Files) - 1; n > 0 {
-		extra = fmt.Sprintf(" (+%d more file(s) with usage)", n)
+		extra = fmt.Sprintf(" (+%s more with usage)", plural(n, "file"))
 	}
 	fmt.Fprintf(w, "File     %s%s\n", line(rep.Main), extra)
 	model := rep.Model
@@ -383,7 +430,7 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 	fmt.Fprintf(w, "  %s %5.1f%% of %s (%s) — %s\n\n", b, c.Percent, thousands(int64(win.Tokens)), c.Basis, left)
 
 	t := su.Totals
-	fmt.Fprintf(w, "%s (recorded usage of all files, %d requests)\n", col.bold("Consumption"), t.Requests)
+	fmt.Fprintf(w, "%s (recorded usage of all files, %s)\n", col.bold("Consumption"), plural(t.Requests, "request"))
 	if t.Requests == 0 {
 		if rep.Agent == session.Kimi {
 			fmt.Fprintln(w, "  no recorded usage: Kimi CLI records billing usage only in wire.jsonl, and this session has none")
@@ -405,7 +452,7 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 		}
 	}
 	if su.Rejected > 0 {
-		fmt.Fprintf(w, "  %s %d usage line(s) not counted:", col.yellow("note:"), su.Rejected)
+		fmt.Fprintf(w, "  %s %s not counted:", col.yellow("note:"), plural(su.Rejected, "usage line"))
 		for i, d := range su.RejectedLines {
 			if i == 3 {
 				fmt.Fprint(w, " …")
@@ -416,8 +463,8 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 		fmt.Fprintln(w)
 	}
 	if su.SessctlOnly > 0 {
-		fmt.Fprintf(w, "  note: %d line(s) counted here are dropped silently by ccusage (first: line %d, %s)\n",
-			su.SessctlOnly, su.SessctlLines[0].Line, line(su.SessctlLines[0].Reason))
+		fmt.Fprintf(w, "  note: %s counted here %s dropped silently by ccusage (first: line %d, %s)\n",
+			plural(su.SessctlOnly, "line"), isAre(su.SessctlOnly), su.SessctlLines[0].Line, line(su.SessctlLines[0].Reason))
 	}
 	fmt.Fprintln(w)
 
@@ -425,7 +472,7 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 	tw := trimWriter(w)
 	tb := newTable(tw, "  ROLE", "RECORDS", "TOKENS", "SHARE")
 	for _, r := range rep.ByRole {
-		tb.Append([]string{"  " + line(r.Role), strconv.Itoa(r.Records), thousands(r.Tokens), pct(r.Tokens, est.Total)})
+		tb.Append([]string{"  " + line(r.Role), thousands(int64(r.Records)), thousands(r.Tokens), pct(r.Tokens, est.Total)})
 	}
 	tb.Render()
 	flushTable(tw)
@@ -438,13 +485,13 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 				tb.Append([]string{fmt.Sprintf("  … %d more", len(rep.ByTool)-15), "", "", "", "", ""})
 				break
 			}
-			tb.Append([]string{"  " + line(tt.Name), strconv.Itoa(tt.Calls), thousands(tt.CallTokens), strconv.Itoa(tt.Results),
+			tb.Append([]string{"  " + line(tt.Name), thousands(int64(tt.Calls)), thousands(tt.CallTokens), thousands(int64(tt.Results)),
 				thousands(tt.ResultTokens), pct(tt.CallTokens+tt.ResultTokens, est.Total)})
 		}
 		tb.Render()
 		flushTable(tw)
-		fmt.Fprintf(w, "  tool calls %s tokens (%d) vs tool results %s tokens (%d)\n", thousands(rep.Tools.CallTokens), rep.Tools.Calls,
-			thousands(rep.Tools.ResultTokens), rep.Tools.Results)
+		fmt.Fprintf(w, "  tool calls %s tokens (%s) vs tool results %s tokens (%s)\n", thousands(rep.Tools.CallTokens), thousands(int64(rep.Tools.Calls)),
+			thousands(rep.Tools.ResultTokens), thousands(int64(rep.Tools.Results)))
 	}
 	if len(rep.Largest) > 0 {
 		fmt.Fprintf(w, "\n%s\n", col.bold("Largest records"))
@@ -469,7 +516,7 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 			rows = rows[skipped:]
 		}
 		if skipped > 0 {
-			fmt.Fprintf(w, "  (%d earlier %ss not shown; --json has all)\n", skipped, rep.GrowthUnit)
+			fmt.Fprintf(w, "  (%s not shown; --json has all)\n", plural(skipped, "earlier "+rep.GrowthUnit))
 		}
 		tw = trimWriter(w)
 		tb = newTable(tw, "  "+strings.ToUpper(rep.GrowthUnit), "LINE", "ADDED", "ESTIMATED", "RECORDED")
@@ -488,7 +535,7 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 		for _, n := range rep.CorruptLines {
 			ls = append(ls, strconv.Itoa(n))
 		}
-		fmt.Fprintf(w, "\n%s %d corrupt line(s) in the main transcript (line %s); they are skipped, not fatal\n",
-			col.yellow("note:"), rep.Corrupt, strings.Join(ls, ", "))
+		fmt.Fprintf(w, "\n%s %s in the main transcript (%s %s); skipped, not fatal\n",
+			col.yellow("note:"), plural(rep.Corrupt, "corrupt line"), map[bool]string{true: "line", false: "lines"}[len(ls) == 1], strings.Join(ls, ", "))
 	}
 }

@@ -228,6 +228,23 @@ func ellipsis(s string, n int) string {
 	return strings.TrimRight(string(r[:n-1]), " ") + "…"
 }
 
+// plural counts: "1 record", "0 records", "12,345 records" (digits grouped
+// as everywhere in the text output).
+func plural[N int | int64](n N, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return thousands(int64(n)) + " " + word + "s"
+}
+
+// isAre is the verb that agrees with n.
+func isAre[N int | int64](n N) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
+}
+
 // thousands formats n with comma separators.
 func thousands(n int64) string {
 	s := fmt.Sprint(n)

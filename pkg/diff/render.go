@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/sergi/go-diff/diffmatchpatch"
@@ -290,10 +291,36 @@ func WriteText(w io.Writer, r *Result, opt Options) (*Report, error) {
 
 // WriteStat prints the summary line(s).
 func WriteStat(w io.Writer, rep *Report, c colors) {
-	fmt.Fprintf(w, " %d records unchanged, %s, %s, %s\n", rep.Unchanged,
-		c.red(fmt.Sprintf("%d removed (~%d tokens)", rep.Removed, rep.TokensRem)),
-		c.green(fmt.Sprintf("%d added (~%d tokens)", rep.Added, rep.TokensAdd)),
-		c.yellow(fmt.Sprintf("%d changed", rep.Changed)))
+	fmt.Fprintf(w, " %s unchanged, %s, %s, %s\n", count(rep.Unchanged, "record"),
+		c.red(fmt.Sprintf("%s removed (~%s)", group(int64(rep.Removed)), count(rep.TokensRem, "token"))),
+		c.green(fmt.Sprintf("%s added (~%s)", group(int64(rep.Added)), count(rep.TokensAdd, "token"))),
+		c.yellow(fmt.Sprintf("%s changed", group(int64(rep.Changed)))))
+}
+
+// count is "1 record", "2 records", "12,345 records".
+func count[N int | int64](n N, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return group(int64(n)) + " " + word + "s"
+}
+
+// group writes n with its digits grouped by commas.
+func group(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // WriteStatOnly prints --stat output.
@@ -303,7 +330,7 @@ func WriteStatOnly(w io.Writer, r *Result, opt Options) (*Report, error) {
 	if err := r.Walk(&rep, opt, nil); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(w, " a: %s (%d records)\n b: %s (%d records)\n", termtext.Line(rep.A.Path), rep.A.Records, termtext.Line(rep.B.Path), rep.B.Records)
+	fmt.Fprintf(w, " a: %s (%s)\n b: %s (%s)\n", termtext.Line(rep.A.Path), count(rep.A.Records, "record"), termtext.Line(rep.B.Path), count(rep.B.Records, "record"))
 	WriteStat(w, &rep, colors{on: opt.Color})
 	return &rep, nil
 }
