@@ -188,10 +188,27 @@ func cleanupExit(plan *cleanup.Plan, res *cleanup.Result) error {
 	return nil
 }
 
+// planIDs shortens the ids of a plan against each other (the plan does not
+// list the sessions that stay).
+func planIDs(plan *cleanup.Plan) func(string) string {
+	var ids []string
+	for _, it := range plan.Sessions {
+		ids = append(ids, it.ID)
+	}
+	for _, it := range plan.Rotations {
+		ids = append(ids, it.ID)
+	}
+	for _, s := range plan.Skipped {
+		ids = append(ids, s.ID)
+	}
+	return shortIDs(ids)
+}
+
 func printCleanupErrors(w io.Writer, plan *cleanup.Plan) {
+	short := planIDs(plan)
 	for _, it := range append(append([]*cleanup.Item{}, plan.Sessions...), plan.Rotations...) {
 		if it.Status == cleanup.StatusRefused || it.Status == cleanup.StatusFailed {
-			fmt.Fprintf(w, "sessctl: error: %s %s %s: %s\n", it.Status, it.Agent, line(session.ShortID(it.ID)), line(it.Error))
+			fmt.Fprintf(w, "sessctl: error: %s %s %s: %s\n", it.Status, it.Agent, line(short(it.ID)), line(it.Error))
 		}
 	}
 	for _, ref := range plan.Side {
@@ -227,6 +244,7 @@ func cleanupSummaryLine(plan *cleanup.Plan, sum cleanupSummary, res *cleanup.Res
 }
 
 func renderCleanup(w io.Writer, plan *cleanup.Plan, res *cleanup.Result, col colorer) {
+	short := planIDs(plan)
 	verb := func(it *cleanup.Item, planned string) string {
 		switch it.Status {
 		case cleanup.StatusRemoved:
@@ -239,7 +257,7 @@ func renderCleanup(w io.Writer, plan *cleanup.Plan, res *cleanup.Result, col col
 		return planned
 	}
 	for _, it := range plan.Sessions {
-		fmt.Fprintf(w, "%s %s %s  %s  updated %s  %s  %s  (%s)\n", verb(it, "remove"), it.Agent, line(session.ShortID(it.ID)),
+		fmt.Fprintf(w, "%s %s %s  %s  updated %s  %s  %s  (%s)\n", verb(it, "remove"), it.Agent, line(short(it.ID)),
 			projectLabel(it.Project), it.Updated.Local().Format("2006-01-02 15:04"), plural(len(it.Files), "file"), humanBytes(it.Bytes), line(it.Reason))
 		if it.Error != "" {
 			fmt.Fprintf(w, "  %s\n", col.red(line(it.Error)))
@@ -252,7 +270,7 @@ func renderCleanup(w io.Writer, plan *cleanup.Plan, res *cleanup.Result, col col
 		}
 	}
 	for _, it := range plan.Rotations {
-		fmt.Fprintf(w, "%s rotated files of %s %s  %s  (%s)\n", verb(it, "remove"), it.Agent, line(session.ShortID(it.ID)), projectLabel(it.Project), line(it.Reason))
+		fmt.Fprintf(w, "%s rotated files of %s %s  %s  (%s)\n", verb(it, "remove"), it.Agent, line(short(it.ID)), projectLabel(it.Project), line(it.Reason))
 		if it.Error != "" {
 			fmt.Fprintf(w, "  %s\n", col.red(line(it.Error)))
 		}
@@ -261,7 +279,7 @@ func renderCleanup(w io.Writer, plan *cleanup.Plan, res *cleanup.Result, col col
 		}
 	}
 	for _, s := range plan.Skipped {
-		fmt.Fprintf(w, "%s %s %s  %s  (%s)\n", col.yellow("skip"), s.Agent, line(session.ShortID(s.ID)), line(s.Main), line(s.Reason))
+		fmt.Fprintf(w, "%s %s %s  %s  (%s)\n", col.yellow("skip"), s.Agent, line(short(s.ID)), line(s.Main), line(s.Reason))
 	}
 	for _, ref := range plan.Side {
 		var what string
@@ -277,7 +295,7 @@ func renderCleanup(w io.Writer, plan *cleanup.Plan, res *cleanup.Result, col col
 		default:
 			what = col.yellow("stale, left for you")
 		}
-		fmt.Fprintf(w, "side %s %s: %s %s — %s\n", ref.Agent, line(session.ShortID(ref.SessionID)), line(ref.Path), line(ref.What), what)
+		fmt.Fprintf(w, "side %s %s: %s %s — %s\n", ref.Agent, line(short(ref.SessionID)), line(ref.Path), line(ref.What), what)
 	}
 }
 

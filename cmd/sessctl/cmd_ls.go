@@ -119,7 +119,13 @@ func runLs(env *appEnv, opt lsOptions) error {
 		}
 		return nil
 	}
-	renderLs(env.stdout, rows, env.now(), colorer{opt.color})
+	// ids are shortened against every session in scope, so that each one
+	// shown names one session for the other commands
+	ids := make([]string, len(res.Sessions))
+	for i, s := range res.Sessions {
+		ids[i] = s.ID
+	}
+	renderLs(env.stdout, rows, env.now(), colorer{opt.color}, shortIDs(ids))
 	return nil
 }
 
@@ -161,7 +167,7 @@ func lsRowOf(s *session.Session) lsRow {
 	return r
 }
 
-func renderLs(w io.Writer, rows []lsRow, now time.Time, col colorer) {
+func renderLs(w io.Writer, rows []lsRow, now time.Time, col colorer, short func(string) string) {
 	tw := trimWriter(w)
 	t := newTable(tw, "AGENT", "ID", "PROJECT", "TITLE", "UPDATED", "RECORDS", "SIZE", "ROT", "CORRUPT")
 	for _, r := range rows {
@@ -177,7 +183,7 @@ func renderLs(w io.Writer, rows []lsRow, now time.Time, col colorer) {
 		if r.Error != "" {
 			title = col.red("error: " + ellipsis(line(r.Error), 40))
 		}
-		t.Append([]string{string(r.Agent), line(session.ShortID(r.ID)), ellipsis(shortenHome(line(project)), 32), title,
+		t.Append([]string{string(r.Agent), line(short(r.ID)), ellipsis(shortenHome(line(project)), 32), title,
 			relTime(r.Updated, now), thousands(int64(r.Records)), humanBytes(r.Size), thousands(int64(r.Rotations)), bad})
 	}
 	t.Render()

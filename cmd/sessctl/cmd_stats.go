@@ -305,6 +305,14 @@ func projectPaths(ss []*session.Session) map[*session.Session]string {
 func renderGroups(w io.Writer, out statsManyJSON, col colorer) {
 	fmt.Fprintf(w, "Recorded usage by %s (tokens the APIs reported; cache read/write counted apart)\n\n", out.By)
 	tw := trimWriter(w)
+	var short func(string) string
+	if out.By == stats.BySession {
+		ids := make([]string, len(out.Sessions))
+		for i, su := range out.Sessions {
+			ids[i] = su.ID
+		}
+		short = shortIDs(ids)
+	}
 	head := []string{strings.ToUpper(out.By), "AGENT", "SESSIONS", "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "TOTAL", "MODELS"}
 	byAgent := out.By == stats.ByAgent // the key is the agent: one AGENT column
 	if byAgent {
@@ -315,7 +323,7 @@ func renderGroups(w io.Writer, out statsManyJSON, col colorer) {
 		key := g.Key
 		if out.By == stats.BySession {
 			if _, id, ok := strings.Cut(key, ":"); ok {
-				key = session.ShortID(id)
+				key = short(id)
 			}
 		}
 		models := g.Totals.Models()
