@@ -34,7 +34,7 @@ func checkpointsCommand(env *appEnv) *cli.Command {
 			if err != nil {
 				return err
 			}
-			return runCheckpoints(env, s, checkpointsOptions{session: c.Args().First(), json: c.Bool("json"),
+			return runCheckpoints(env, namedFile(s, c.Args().First()), checkpointsOptions{session: c.Args().First(), json: c.Bool("json"),
 				color: useColor(env.stdout, env, c.Bool("no-color"))})
 		},
 	}

@@ -81,6 +81,9 @@ func runCompact(env *appEnv, c *cli.Context, o compactOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := wholeSession(s, o.session); err != nil {
+		return err
+	}
 	res, err := compact.Compact(s.Main, s.Agent, o.opt)
 	if err != nil {
 		var short *compact.TooShortError

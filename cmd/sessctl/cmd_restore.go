@@ -44,6 +44,9 @@ func restoreCommand(env *appEnv) *cli.Command {
 			if err != nil {
 				return err
 			}
+			if err := wholeSession(s, c.Args().First()); err != nil {
+				return err
+			}
 			return runRestore(env, s, restoreOptions{n: c.Int("rotation"), dryRun: c.Bool("dry-run"), force: c.Bool("force"), json: c.Bool("json")})
 		},
 	}

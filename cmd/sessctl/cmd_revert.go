@@ -64,6 +64,9 @@ func revertCommand(env *appEnv) *cli.Command {
 			if err != nil {
 				return err
 			}
+			if err := wholeSession(s, c.Args().First()); err != nil {
+				return err
+			}
 			return runRevert(env, s, revertOptions{n: c.Int("checkpoint"), mechanism: mech, dryRun: c.Bool("dry-run"),
 				force: c.Bool("force"), json: c.Bool("json"), color: useColor(env.stdout, env, c.Bool("no-color"))})
 		},

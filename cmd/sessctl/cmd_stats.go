@@ -98,7 +98,7 @@ func runStats(env *appEnv, c *cli.Context, opt statsOptions) error {
 		if err != nil {
 			return err
 		}
-		return runStatsOne(env, s, opt)
+		return runStatsOne(env, namedFile(s, opt.args[0]), opt)
 	}
 	res := discoverScope(env, opt.roots, opt.args)
 	if err := discoveryProblems(env, res, len(res.Sessions) == 0); err != nil {

@@ -72,7 +72,7 @@ func watchCommand(env *appEnv) *cli.Command {
 				if err != nil {
 					return err
 				}
-				opt.session = s
+				opt.session = namedFile(s, c.Args().First())
 			}
 			return runWatch(c.Context, env, opt)
 		},

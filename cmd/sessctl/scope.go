@@ -113,6 +113,61 @@ func resolveSession(env *appEnv, c *cli.Context, arg string) (*session.Session, 
 	return nil, ambiguous(arg, found)
 }
 
+// memberFile returns the file of s that arg names when that is not its main
+// transcript: a rotation or a subagent transcript named directly.
+func memberFile(s *session.Session, arg string) (session.File, bool) {
+	fi, err := os.Stat(arg)
+	if err != nil || !fi.Mode().IsRegular() {
+		return session.File{}, false
+	}
+	if mi, err := os.Stat(s.Main); err == nil && os.SameFile(fi, mi) {
+		return session.File{}, false
+	}
+	for _, f := range s.Files {
+		if f.Role != session.FileRotation && f.Role != session.FileSubagent {
+			continue
+		}
+		if gi, err := os.Stat(f.Path); err == nil && os.SameFile(fi, gi) {
+			return f, true
+		}
+	}
+	return session.File{}, false
+}
+
+// namedFile is the session a reading command reports when SESSION names one
+// of its files other than the main transcript: that file alone, as if it
+// were the main one (a Kimi rotation keeps the session's wire files, which
+// hold the usage of every generation). stats and checkpoints of a rotation
+// report the rotation, not the live file.
+func namedFile(s *session.Session, arg string) *session.Session {
+	f, ok := memberFile(s, arg)
+	if !ok {
+		return s
+	}
+	v := *s
+	v.Main, v.Files = f.Path, []session.File{{Path: f.Path, Role: session.FileMain, Size: f.Size, ModTime: f.ModTime}}
+	if f.Role == session.FileRotation {
+		v.Files = append(v.Files, s.FilesWithRole(session.FileWire)...)
+	}
+	return &v
+}
+
+// wholeSession refuses, for a command that changes a session, a SESSION
+// that names a rotation or a subagent transcript: the change would land on
+// the main transcript, not on the file named.
+func wholeSession(s *session.Session, arg string) error {
+	f, ok := memberFile(s, arg)
+	if !ok {
+		return nil
+	}
+	what := "a rotated copy"
+	if f.Role == session.FileSubagent {
+		what = "a subagent transcript"
+	}
+	return usageErrorf("%s is %s of the session %s; this command changes whole sessions", arg, what, s.Main).
+		withHint("name the session: %s", shellQuote(s.Main))
+}
+
 func ambiguous(arg string, ss []*session.Session) error {
 	var b strings.Builder
 	for i, s := range ss {
