@@ -50,6 +50,13 @@ type checkpointsOutput struct {
 }
 
 func runCheckpoints(env *appEnv, s *session.Session, opt checkpointsOptions) error {
+	if s.Agent == session.Unknown { // an empty file: nothing yet
+		if opt.json {
+			return writeJSON(env.stdout, checkpointsOutput{Session: s.Main, Agent: s.Agent, Kind: "turn", Points: []checkpoint.Point{}})
+		}
+		notYet(env, s)
+		return nil
+	}
 	f, err := os.Open(s.Main)
 	if err != nil {
 		return err

@@ -107,12 +107,7 @@ func runLs(env *appEnv, opt lsOptions) error {
 		return writeJSON(env.stdout, rows)
 	}
 	if len(rows) == 0 {
-		where := "the default stores (~/.kimi, ~/.claude, ~/.codex, ~/.clawdcode)"
-		if len(opt.paths) > 0 {
-			where = strings.Join(opt.paths, ", ")
-		} else if len(opt.roots) > 0 {
-			where = strings.Join(opt.roots, ", ")
-		}
+		where := searched(env, opt.roots, opt.paths)
 		fmt.Fprintf(env.stderr, "sessctl: no sessions found in %s\n", line(where))
 		if len(res.Unrecognized) > 0 {
 			fmt.Fprintf(env.stderr, "sessctl: %d .jsonl files there are of no known format (e.g. %s)\n", len(res.Unrecognized), line(res.Unrecognized[0]))

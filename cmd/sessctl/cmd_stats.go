@@ -275,7 +275,7 @@ func runStatsMany(env *appEnv, ss []*session.Session, opt statsOptions) error {
 			jsonArray{"sessions", len(sessions), func(i int) any { return sessions[i] }})
 	}
 	if len(sus) == 0 {
-		fmt.Fprintln(env.stderr, "sessctl: no sessions found")
+		fmt.Fprintf(env.stderr, "sessctl: no sessions found in %s\n", line(searched(env, opt.roots, opt.args)))
 		return nil
 	}
 	renderGroups(env.stdout, out, colorer{opt.color})
@@ -368,7 +368,23 @@ func renderGroups(w io.Writer, out statsManyJSON, col colorer) {
 	}
 }
 
+// statsNotYet is stats --json of an empty file whose agent is not known
+// yet (docs/stats.md).
+type statsNotYet struct {
+	Agent   session.Agent `json:"agent"`
+	ID      string        `json:"id"`
+	Main    string        `json:"main"`
+	Records int           `json:"records"`
+}
+
 func runStatsOne(env *appEnv, s *session.Session, opt statsOptions) error {
+	if s.Agent == session.Unknown { // an empty file: nothing yet
+		if opt.json {
+			return writeJSON(env.stdout, statsNotYet{Agent: s.Agent, ID: s.ID, Main: s.Main})
+		}
+		notYet(env, s)
+		return nil
+	}
 	prog, finish := newProgress(env, opt.progress)
 	rep, err := stats.Analyze(s, stats.Options{Window: opt.window, Top: opt.top, Heuristic: !opt.exact, Progress: prog})
 	finish()

@@ -71,6 +71,29 @@ func discoverScope(env *appEnv, roots, paths []string) *session.Result {
 	return session.Discover(session.DefaultRoots(env.getenv, env.home), true)
 }
 
+// searched says where discoverScope looked, for "no sessions found in …":
+// the paths or roots given, or the default stores as the environment names
+// them (CLAUDE_CONFIG_DIR=/x is searched instead of ~/.claude, so the
+// message must not name ~/.claude), each marked when it does not exist.
+func searched(env *appEnv, roots, paths []string) string {
+	var where []string
+	switch {
+	case len(paths) > 0:
+		where = paths
+	case len(roots) > 0:
+		where = roots
+	default:
+		for _, r := range session.DefaultRoots(env.getenv, env.home) {
+			p := r.Path
+			if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+				p += " (does not exist)"
+			}
+			where = append(where, p)
+		}
+	}
+	return strings.Join(where, ", ")
+}
+
 // resolveSession turns a SESSION argument into one session: a path to a
 // session file or Kimi session directory, or a session id (or unique prefix)
 // found under --root or the default stores.
@@ -150,6 +173,18 @@ func namedFile(s *session.Session, arg string) *session.Session {
 		v.Files = append(v.Files, s.FilesWithRole(session.FileWire)...)
 	}
 	return &v
+}
+
+// notYet reports, for a session whose agent is not known yet (an empty
+// file named on the command line: discovery makes it a session so that
+// every command treats it alike, and watch can follow it), that there is
+// nothing in it yet. It returns false for every other session.
+func notYet(env *appEnv, s *session.Session) bool {
+	if s.Agent != session.Unknown {
+		return false
+	}
+	fmt.Fprintf(env.stdout, "%s: no records yet (the agent is known once it writes the first line)\n", line(s.Main))
+	return true
 }
 
 // wholeSession refuses, for a command that changes a session, a SESSION

@@ -209,6 +209,7 @@ type discoverer struct {
 	seen     map[string]bool              // main paths already taken
 	flat     []flatAgent
 	listed   map[string]map[string]bool // directory -> its entry names (dirHas)
+	explicit bool                       // the file at hand was named on the command line
 }
 
 type flatAgent struct {
@@ -342,7 +343,9 @@ func indexDir(ents []fs.DirEntry) (map[string]fs.DirEntry, map[string][]fs.DirEn
 // explicitFile is a file named on the command line: its session with
 // everything beside it that belongs to it.
 func (d *discoverer) explicitFile(root Root, p string) {
+	d.explicit = true
 	s := d.file(root, p)
+	d.explicit = false
 	if s == nil || s.Agent == Kimi && s.Dir != "" {
 		return
 	}
@@ -391,9 +394,11 @@ func (d *discoverer) file(root Root, p string) *Session {
 			d.res.Unrecognized = append(d.res.Unrecognized, p)
 			return nil
 		}
-		// an empty .jsonl: a session with nothing in it yet, agent from the layout
+		// an empty .jsonl: a session with nothing in it yet, agent from the
+		// layout; named on the command line, a session even without one (an
+		// agent may just have created it: watch follows it)
 		agent = pathHint(p)
-		if agent == Unknown {
+		if agent == Unknown && !d.explicit {
 			d.res.Unrecognized = append(d.res.Unrecognized, p)
 			return nil
 		}
