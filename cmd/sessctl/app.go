@@ -126,8 +126,11 @@ func required(c *cli.Context, flag, value string) error {
 	return usageErrorf("%s needs --%s %s", c.Command.Name, flag, value)
 }
 
+// extraCommands are commands that only some builds have (gen_man.go).
+var extraCommands []func(*appEnv) *cli.Command
+
 func allCommands(env *appEnv) []*cli.Command {
-	return []*cli.Command{
+	cmds := []*cli.Command{
 		lsCommand(env),
 		checkCommand(env),
 		compactCommand(env),
@@ -138,6 +141,10 @@ func allCommands(env *appEnv) []*cli.Command {
 		watchCommand(env),
 		// more commands: add one line each
 	}
+	for _, c := range extraCommands {
+		cmds = append(cmds, c(env))
+	}
+	return cmds
 }
 
 // buildCommit is stamped by `make build` (-X main.buildCommit=…) for builds
