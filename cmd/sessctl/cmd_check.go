@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 
@@ -14,6 +15,8 @@ type checkOptions struct {
 	json       bool
 	color      bool
 	maxPerKind int
+	progress   bool
+	ctx        context.Context
 }
 
 func checkCommand(env *appEnv) *cli.Command {
@@ -26,7 +29,7 @@ func checkCommand(env *appEnv) *cli.Command {
 			"2 usage or I/O error.",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "max", Value: 20, Usage: "show at most `N` problems of each kind per file (0: all)"},
-			jsonFlag(), noColorFlag(),
+			jsonFlag(), noColorFlag(), noProgressFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
@@ -36,7 +39,7 @@ func checkCommand(env *appEnv) *cli.Command {
 				return usageErrorf("--max must not be negative (0: all)")
 			}
 			return runCheck(env, checkOptions{paths: c.Args().Slice(), json: c.Bool("json"), maxPerKind: c.Int("max"),
-				color: useColor(env.stdout, env, c.Bool("no-color"))})
+				color: useColor(env.stdout, env, c.Bool("no-color")), progress: progressWanted(env, c), ctx: c.Context})
 		},
 	}
 }
@@ -51,14 +54,17 @@ type checkOutput struct {
 func runCheck(env *appEnv, opt checkOptions) error {
 	out := checkOutput{Files: []*check.Report{}, Errors: []string{}}
 	var ioErr error
+	// first every file to check (so that the progress bar knows the total),
+	// then the checks
+	var all []target
 	for _, p := range opt.paths {
+		var targets []target
 		fi, err := os.Stat(p)
 		if err != nil {
 			ioErr = firstNonNil(ioErr, err)
 			out.Errors = append(out.Errors, err.Error())
 			continue
 		}
-		var targets []target
 		if !fi.IsDir() {
 			// a single file is checked as what it is, even a rotation
 			agent, err := session.DetectFile(p)
@@ -96,19 +102,32 @@ func runCheck(env *appEnv, opt checkOptions) error {
 				out.Errors = append(out.Errors, fmt.Sprintf("%s: no session files found", p))
 			}
 		}
-		for _, t := range targets {
-			reps, err := check.Files(t.paths, t.agent, check.Options{MaxPerKind: opt.maxPerKind})
-			if err != nil {
-				ioErr = firstNonNil(ioErr, err)
-				out.Errors = append(out.Errors, err.Error())
-				continue
-			}
-			for _, rep := range reps {
-				out.Files = append(out.Files, rep)
-				out.Problems += len(rep.Problems)
-			}
+		all = append(all, targets...)
+	}
+	targets := all
+	sizes := make([]int64, len(targets))
+	var total int64
+	for i, t := range targets {
+		for _, p := range t.paths {
+			sizes[i] += fileSize(p)
+		}
+		total += sizes[i]
+	}
+	pr := newProgress(opt.ctx, env, opt.progress, "checking", total, unitBytes)
+	for i, t := range targets {
+		reps, err := check.Files(t.paths, t.agent, check.Options{MaxPerKind: opt.maxPerKind})
+		pr.add(sizes[i])
+		if err != nil {
+			ioErr = firstNonNil(ioErr, err)
+			out.Errors = append(out.Errors, err.Error())
+			continue
+		}
+		for _, rep := range reps {
+			out.Files = append(out.Files, rep)
+			out.Problems += len(rep.Problems)
 		}
 	}
+	pr.done()
 	if opt.json {
 		if err := writeJSON(env.stdout, out); err != nil {
 			return err

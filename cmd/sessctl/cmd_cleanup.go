@@ -28,6 +28,7 @@ type cleanupOptions struct {
 	json      bool
 	color     bool
 	lockPath  string
+	progress  bool
 }
 
 func cleanupCommand(env *appEnv) *cli.Command {
@@ -48,7 +49,7 @@ func cleanupCommand(env *appEnv) *cli.Command {
 			&cli.BoolFlag{Name: "rotations", Usage: "also remove rotated files older than the cutoff from sessions that stay"},
 			&cli.BoolFlag{Name: "apply", Usage: "remove what the plan lists (default: dry run)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only errors and a one-line summary (for cron)"},
-			jsonFlag(), noColorFlag(),
+			jsonFlag(), noColorFlag(), noProgressFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -57,7 +58,7 @@ func cleanupCommand(env *appEnv) *cli.Command {
 			opt := cleanupOptions{roots: c.StringSlice("root"), keep: c.Int("keep"), rotations: c.Bool("rotations"),
 				apply: c.Bool("apply"), quiet: c.Bool("quiet"), json: c.Bool("json"),
 				color: useColor(env.stdout, env, c.Bool("no-color")), ageSet: c.IsSet("older-than"),
-				lockPath: cleanup.LockPath(env.getenv, env.home)}
+				lockPath: cleanup.LockPath(env.getenv, env.home), progress: progressWanted(env, c) && !c.Bool("quiet")}
 			var err error
 			if opt.agent, err = agentOpt(c); err != nil {
 				return err
@@ -129,13 +130,19 @@ func runCleanup(ctx context.Context, env *appEnv, opt cleanupOptions) error {
 		po.Roots = session.DefaultRoots(env.getenv, env.home)
 		po.MissingOK = true
 	}
+	// planning reads every session's files (a spinner: how many there are
+	// is only known at the end)
+	pr := newProgress(ctx, env, opt.progress, "planning", 0, unitNone)
 	plan, err := cleanup.MakePlan(po)
+	pr.done()
 	if err != nil {
 		return err
 	}
 	var res *cleanup.Result
 	if opt.apply {
+		pr := newProgress(ctx, env, opt.progress, "removing", 0, unitNone)
 		r := cleanup.Apply(ctx, plan, cleanup.ApplyOptions{Now: env.now})
+		pr.done()
 		res = &r
 	}
 	nf, nb := cleanup.Files(plan.Sessions)

@@ -16,10 +16,11 @@ import (
 const minSummarizerTimeout = time.Second
 
 type compactOptions struct {
-	session string
-	opt     compact.Options
-	json    bool
-	color   bool
+	session  string
+	opt      compact.Options
+	json     bool
+	color    bool
+	progress bool
 }
 
 func compactCommand(env *appEnv) *cli.Command {
@@ -41,7 +42,7 @@ func compactCommand(env *appEnv) *cli.Command {
 			&cli.DurationFlag{Name: "summarizer-timeout", Value: compact.DefaultSummarizerTimeout, Usage: "give the summarizer at most `DURATION`, then fall back to the extractive summary"},
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "show the split and the summary; write nothing"},
 			&cli.BoolFlag{Name: "force", Usage: "compact even a session that looks live (recently written or open for writing)"},
-			rootFlag(), jsonFlag(), noColorFlag(),
+			rootFlag(), jsonFlag(), noColorFlag(), noProgressFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -69,8 +70,9 @@ func compactCommand(env *appEnv) *cli.Command {
 					Summarizer: c.String("summarizer"), SummarizerTimeout: c.Duration("summarizer-timeout"),
 					DryRun: c.Bool("dry-run"), Force: c.Bool("force"), Now: env.now, Ctx: c.Context,
 				},
-				json:  c.Bool("json"),
-				color: useColor(env.stdout, env, c.Bool("no-color")),
+				json:     c.Bool("json"),
+				color:    useColor(env.stdout, env, c.Bool("no-color")),
+				progress: progressWanted(env, c),
 			})
 		},
 	}
@@ -84,7 +86,9 @@ func runCompact(env *appEnv, c *cli.Context, o compactOptions) error {
 	if err := wholeSession(s, o.session); err != nil {
 		return err
 	}
+	pr := newProgress(c.Context, env, o.progress, "compacting", 0, unitNone)
 	res, err := compact.Compact(s.Main, s.Agent, o.opt)
+	pr.done()
 	if err != nil {
 		var short *compact.TooShortError
 		if errors.As(err, &short) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"runtime"
@@ -13,14 +14,16 @@ import (
 )
 
 type lsOptions struct {
-	roots   []string
-	paths   []string
-	agent   session.Agent
-	project string
-	since   time.Time
-	limit   int
-	json    bool
-	color   bool
+	roots    []string
+	paths    []string
+	agent    session.Agent
+	project  string
+	since    time.Time
+	limit    int
+	json     bool
+	color    bool
+	progress bool
+	ctx      context.Context
 }
 
 func lsCommand(env *appEnv) *cli.Command {
@@ -33,14 +36,15 @@ func lsCommand(env *appEnv) *cli.Command {
 			&cli.StringFlag{Name: "project", Usage: "only sessions whose project or working directory contains `TEXT`"},
 			&cli.StringFlag{Name: "since", Usage: "only sessions updated since `AGE|DATE` (7d, 12h, 2026-11-01)"},
 			&cli.IntFlag{Name: "limit", Aliases: []string{"n"}, Usage: "show at most `N` sessions"},
-			jsonFlag(), noColorFlag(),
+			jsonFlag(), noColorFlag(), noProgressFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.Int("limit") < 0 {
 				return usageErrorf("--limit must not be negative (0: no limit)")
 			}
 			opt := lsOptions{roots: c.StringSlice("root"), paths: c.Args().Slice(), project: c.String("project"),
-				limit: c.Int("limit"), json: c.Bool("json"), color: useColor(env.stdout, env, c.Bool("no-color"))}
+				limit: c.Int("limit"), json: c.Bool("json"), color: useColor(env.stdout, env, c.Bool("no-color")),
+				progress: progressWanted(env, c), ctx: c.Context}
 			var err error
 			if opt.agent, err = agentOpt(c); err != nil {
 				return err
@@ -87,7 +91,13 @@ func runLs(env *appEnv, opt lsOptions) error {
 		}
 		ss = append(ss, s)
 	}
-	rows := summarizeAll(ss)
+	var total int64
+	for _, s := range ss {
+		total += summarizedBytes(s)
+	}
+	pr := newProgress(opt.ctx, env, opt.progress, "reading", total, unitBytes)
+	rows := summarizeAll(ss, pr)
+	pr.done()
 	if opt.project != "" {
 		kept := rows[:0]
 		for _, r := range rows {
@@ -124,9 +134,21 @@ func runLs(env *appEnv, opt lsOptions) error {
 	return nil
 }
 
+// summarizedBytes is what session.Summarize reads of s: the main and the
+// subagent transcripts.
+func summarizedBytes(s *session.Session) int64 {
+	var n int64
+	for _, f := range s.Files {
+		if f.Role == session.FileMain || f.Role == session.FileSubagent {
+			n += f.Size
+		}
+	}
+	return n
+}
+
 // summarizeAll reads each session's summary, spread over all cores, keeping
 // the order.
-func summarizeAll(ss []*session.Session) []lsRow {
+func summarizeAll(ss []*session.Session, pr *progress) []lsRow {
 	rows := make([]lsRow, len(ss))
 	work := make(chan int)
 	var wg sync.WaitGroup
@@ -136,6 +158,7 @@ func summarizeAll(ss []*session.Session) []lsRow {
 			defer wg.Done()
 			for i := range work {
 				rows[i] = lsRowOf(ss[i])
+				pr.add(summarizedBytes(ss[i]))
 			}
 		}()
 	}

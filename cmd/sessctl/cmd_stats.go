@@ -1,12 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/sessctl/sessctl/pkg/session"
@@ -30,6 +30,7 @@ type statsOptions struct {
 	loc      *time.Location
 	progress bool
 	exact    bool
+	ctx      context.Context
 }
 
 func statsCommand(env *appEnv) *cli.Command {
@@ -52,14 +53,14 @@ func statsCommand(env *appEnv) *cli.Command {
 			&cli.IntFlag{Name: "top", Value: 10, Usage: "show the `N` largest records"},
 			&cli.StringFlag{Name: "tz", Usage: "time zone for --by day (IANA name, e.g. UTC; default local)"},
 			&cli.BoolFlag{Name: "heuristic", Usage: "estimate with the bytes/4 heuristic instead of the tokenizer (faster, rougher)"},
-			&cli.BoolFlag{Name: "no-progress", Usage: "never draw a progress bar on stderr"},
+			noProgressFlag(),
 			jsonFlag(), noColorFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			opt := statsOptions{roots: c.StringSlice("root"), args: c.Args().Slice(), all: c.Bool("all"),
 				project: c.String("project"), by: c.String("by"), json: c.Bool("json"), window: c.Int("window"),
 				top: c.Int("top"), color: useColor(env.stdout, env, c.Bool("no-color")), exact: !c.Bool("heuristic"),
-				progress: !c.Bool("no-progress") && isTerminal(env.stderr)}
+				progress: progressWanted(env, c)}
 			var err error
 			if opt.agent, err = agentOpt(c); err != nil {
 				return err
@@ -86,6 +87,7 @@ func statsCommand(env *appEnv) *cli.Command {
 				}
 				opt.loc = loc
 			}
+			opt.ctx = c.Context
 			return runStats(env, c, opt)
 		},
 	}
@@ -147,47 +149,6 @@ func dedupeCodex(ss []*session.Session) []*session.Session {
 	return out
 }
 
-// progressBar draws "scanning 42% [####    ] 84 MiB / 200 MiB" on stderr, but
-// only once the work has run for a second.
-type progressBar struct {
-	w       io.Writer
-	start   time.Time
-	mu      sync.Mutex
-	drawn   bool
-	lastPct int
-}
-
-func newProgress(env *appEnv, on bool) (stats.Progress, func()) {
-	if !on {
-		return nil, func() {}
-	}
-	p := &progressBar{w: env.stderr, start: time.Now(), lastPct: -1}
-	return p.update, p.finish
-}
-
-func (p *progressBar) update(done, total int64) {
-	if total <= 0 || time.Since(p.start) < time.Second {
-		return
-	}
-	pct := int(done * 100 / total)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if pct == p.lastPct {
-		return
-	}
-	p.lastPct = pct
-	p.drawn = true
-	fmt.Fprintf(p.w, "\rscanning %3d%% %s %s / %s ", pct, bar(float64(done)/float64(total), 24), humanBytes(done), humanBytes(total))
-}
-
-func (p *progressBar) finish() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.drawn {
-		fmt.Fprint(p.w, "\r\x1b[K")
-	}
-}
-
 // bar renders a fraction as [#####     ].
 func bar(frac float64, width int) string {
 	if frac < 0 {
@@ -233,9 +194,9 @@ func runStatsMany(env *appEnv, ss []*session.Session, opt statsOptions) error {
 		}
 		ss = kept
 	}
-	prog, finish := newProgress(env, opt.progress)
-	sus := stats.Consumption(ss, prog)
-	finish()
+	pr := newProgress(opt.ctx, env, opt.progress, "scanning", 0, unitBytes)
+	sus := stats.Consumption(ss, pr.set)
+	pr.done()
 	for _, su := range sus {
 		if cwd := cwds[su.Session]; cwd != "" {
 			su.CWD = cwd
@@ -385,9 +346,9 @@ func runStatsOne(env *appEnv, s *session.Session, opt statsOptions) error {
 		notYet(env, s)
 		return nil
 	}
-	prog, finish := newProgress(env, opt.progress)
-	rep, err := stats.Analyze(s, stats.Options{Window: opt.window, Top: opt.top, Heuristic: !opt.exact, Progress: prog})
-	finish()
+	pr := newProgress(opt.ctx, env, opt.progress, "reading", 0, unitBytes)
+	rep, err := stats.Analyze(s, stats.Options{Window: opt.window, Top: opt.top, Heuristic: !opt.exact, Progress: pr.set})
+	pr.done()
 	if err != nil {
 		return err
 	}
