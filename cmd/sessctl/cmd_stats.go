@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -94,8 +95,11 @@ func statsCommand(env *appEnv) *cli.Command {
 }
 
 func runStats(env *appEnv, c *cli.Context, opt statsOptions) error {
-	filtered := opt.all || opt.agent != "" || opt.project != "" || !opt.since.IsZero()
-	if len(opt.args) == 1 && !filtered {
+	// one SESSION is the one-session report; a grouping asked for, a filter,
+	// or a directory that holds several sessions is the many-session one
+	// (`stats --by project ~/.claude/projects` is documented)
+	filtered := opt.all || opt.agent != "" || opt.project != "" || !opt.since.IsZero() || c.IsSet("by")
+	if len(opt.args) == 1 && !filtered && !holdsSeveral(opt.args[0]) {
 		s, err := resolveSession(env, c, opt.args[0])
 		if err != nil {
 			return err
@@ -123,6 +127,16 @@ func runStats(env *appEnv, c *cli.Context, opt statsOptions) error {
 		return errInterrupted
 	}
 	return nil
+}
+
+// holdsSeveral reports whether path is a directory with more than one
+// session below it (a Kimi session directory holds one).
+func holdsSeveral(path string) bool {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	return len(session.DiscoverPaths([]string{path}).Sessions) > 1
 }
 
 // dedupeCodex keeps one rollout per Codex thread: the same file can be in

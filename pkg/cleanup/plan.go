@@ -326,7 +326,7 @@ func MakePlan(opt Options) (*Plan, error) {
 		case c.live:
 			p.Skipped = append(p.Skipped, Skip{Agent: c.s.Agent, ID: c.s.ID, Main: c.s.Main, Reason: "live: changed less than " + opt.Quiet.String() + " ago"})
 		case c.keep:
-			p.Skipped = append(p.Skipped, Skip{Agent: c.s.Agent, ID: c.s.ID, Main: c.s.Main, Reason: fmt.Sprintf("one of the %d newest of its project (--keep)", opt.Keep)})
+			p.Skipped = append(p.Skipped, Skip{Agent: c.s.Agent, ID: c.s.ID, Main: c.s.Main, Reason: keepReason(opt.Keep)})
 		default:
 			take(c, c.why)
 		}
@@ -652,6 +652,13 @@ func (p *Plan) rotationsOf(s *session.Session, cutoff time.Time, reason string, 
 		}
 	}
 	return it
+}
+
+func keepReason(keep int) string {
+	if keep == 1 {
+		return "the newest of its project (--keep 1)"
+	}
+	return fmt.Sprintf("one of the %d newest of its project (--keep %d)", keep, keep)
 }
 
 func rotationsKept(n int) string {
