@@ -120,7 +120,7 @@ func runLs(env *appEnv, opt lsOptions) error {
 		where := searched(env, opt.roots, opt.paths)
 		fmt.Fprintf(env.stderr, "sessctl: no sessions found in %s\n", line(where))
 		if len(res.Unrecognized) > 0 {
-			fmt.Fprintf(env.stderr, "sessctl: %d .jsonl files there are of no known format (e.g. %s)\n", len(res.Unrecognized), line(res.Unrecognized[0]))
+			fmt.Fprintf(env.stderr, "sessctl: %s there of no known format (e.g. %s)\n", plural(len(res.Unrecognized), ".jsonl file"), line(res.Unrecognized[0]))
 		}
 		return nil
 	}
