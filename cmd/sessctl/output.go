@@ -228,14 +228,8 @@ func ellipsis(s string, n int) string {
 	return strings.TrimRight(string(r[:n-1]), " ") + "…"
 }
 
-// plural counts: "1 record", "0 records", "12,345 records" (digits grouped
-// as everywhere in the text output).
-func plural[N int | int64](n N, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return thousands(int64(n)) + " " + word + "s"
-}
+// plural counts: "1 record", "0 records", "12,345 records".
+func plural[N int | int64](n N, word string) string { return termtext.Count(n, word) }
 
 // isAre is the verb that agrees with n.
 func isAre[N int | int64](n N) string {
@@ -246,19 +240,4 @@ func isAre[N int | int64](n N) string {
 }
 
 // thousands formats n with comma separators.
-func thousands(n int64) string {
-	s := fmt.Sprint(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+func thousands(n int64) string { return termtext.Group(n) }

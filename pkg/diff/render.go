@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/sergi/go-diff/diffmatchpatch"
@@ -291,36 +290,10 @@ func WriteText(w io.Writer, r *Result, opt Options) (*Report, error) {
 
 // WriteStat prints the summary line(s).
 func WriteStat(w io.Writer, rep *Report, c colors) {
-	fmt.Fprintf(w, " %s unchanged, %s, %s, %s\n", count(rep.Unchanged, "record"),
-		c.red(fmt.Sprintf("%s removed (~%s)", group(int64(rep.Removed)), count(rep.TokensRem, "token"))),
-		c.green(fmt.Sprintf("%s added (~%s)", group(int64(rep.Added)), count(rep.TokensAdd, "token"))),
-		c.yellow(fmt.Sprintf("%s changed", group(int64(rep.Changed)))))
-}
-
-// count is "1 record", "2 records", "12,345 records".
-func count[N int | int64](n N, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return group(int64(n)) + " " + word + "s"
-}
-
-// group writes n with its digits grouped by commas.
-func group(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	for i := range len(s) {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
+	fmt.Fprintf(w, " %s unchanged, %s, %s, %s\n", termtext.Count(rep.Unchanged, "record"),
+		c.red(fmt.Sprintf("%s removed (~%s)", termtext.Group(int64(rep.Removed)), termtext.Count(rep.TokensRem, "token"))),
+		c.green(fmt.Sprintf("%s added (~%s)", termtext.Group(int64(rep.Added)), termtext.Count(rep.TokensAdd, "token"))),
+		c.yellow(fmt.Sprintf("%s changed", termtext.Group(int64(rep.Changed)))))
 }
 
 // WriteStatOnly prints --stat output.
@@ -330,7 +303,7 @@ func WriteStatOnly(w io.Writer, r *Result, opt Options) (*Report, error) {
 	if err := r.Walk(&rep, opt, nil); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(w, " a: %s (%s)\n b: %s (%s)\n", termtext.Line(rep.A.Path), count(rep.A.Records, "record"), termtext.Line(rep.B.Path), count(rep.B.Records, "record"))
+	fmt.Fprintf(w, " a: %s (%s)\n b: %s (%s)\n", termtext.Line(rep.A.Path), termtext.Count(rep.A.Records, "record"), termtext.Line(rep.B.Path), termtext.Count(rep.B.Records, "record"))
 	WriteStat(w, &rep, colors{on: opt.Color})
 	return &rep, nil
 }

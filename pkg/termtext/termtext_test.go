@@ -69,3 +69,14 @@ func FuzzLine(f *testing.F) {
 		}
 	})
 }
+
+func TestGroupAndCount(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 7: "7", 999: "999", 1000: "1,000", -1234567: "-1,234,567", 12345678901: "12,345,678,901"} {
+		if got := Group(n); got != want {
+			t.Errorf("Group(%d) = %q, want %q", n, got, want)
+		}
+	}
+	if Count(1, "request") != "1 request" || Count(0, "request") != "0 requests" || Count(int64(2500), "token") != "2,500 tokens" {
+		t.Error("Count")
+	}
+}
