@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 
@@ -14,6 +15,8 @@ type checkOptions struct {
 	json       bool
 	color      bool
 	maxPerKind int
+	progress   bool
+	ctx        context.Context
 }
 
 func checkCommand(env *appEnv) *cli.Command {
@@ -26,14 +29,17 @@ func checkCommand(env *appEnv) *cli.Command {
 			"2 usage or I/O error.",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "max", Value: 20, Usage: "show at most `N` problems of each kind per file (0: all)"},
-			jsonFlag(), noColorFlag(),
+			jsonFlag(), noColorFlag(), noProgressFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return usageErrorf("check needs at least one PATH").withHint("sessctl check ~/.claude/projects")
 			}
+			if c.Int("max") < 0 {
+				return usageErrorf("--max must not be negative (0: all)")
+			}
 			return runCheck(env, checkOptions{paths: c.Args().Slice(), json: c.Bool("json"), maxPerKind: c.Int("max"),
-				color: useColor(env.stdout, env, c.Bool("no-color"))})
+				color: useColor(env.stdout, env, c.Bool("no-color")), progress: progressWanted(env, c), ctx: c.Context})
 		},
 	}
 }
@@ -48,14 +54,17 @@ type checkOutput struct {
 func runCheck(env *appEnv, opt checkOptions) error {
 	out := checkOutput{Files: []*check.Report{}, Errors: []string{}}
 	var ioErr error
+	// first every file to check (so that the progress bar knows the total),
+	// then the checks
+	var all []target
 	for _, p := range opt.paths {
+		var targets []target
 		fi, err := os.Stat(p)
 		if err != nil {
 			ioErr = firstNonNil(ioErr, err)
 			out.Errors = append(out.Errors, err.Error())
 			continue
 		}
-		var targets []target
 		if !fi.IsDir() {
 			// a single file is checked as what it is, even a rotation
 			agent, err := session.DetectFile(p)
@@ -93,19 +102,32 @@ func runCheck(env *appEnv, opt checkOptions) error {
 				out.Errors = append(out.Errors, fmt.Sprintf("%s: no session files found", p))
 			}
 		}
-		for _, t := range targets {
-			reps, err := check.Files(t.paths, t.agent, check.Options{MaxPerKind: opt.maxPerKind})
-			if err != nil {
-				ioErr = firstNonNil(ioErr, err)
-				out.Errors = append(out.Errors, err.Error())
-				continue
-			}
-			for _, rep := range reps {
-				out.Files = append(out.Files, rep)
-				out.Problems += len(rep.Problems)
-			}
+		all = append(all, targets...)
+	}
+	targets := all
+	sizes := make([]int64, len(targets))
+	var total int64
+	for i, t := range targets {
+		for _, p := range t.paths {
+			sizes[i] += fileSize(p)
+		}
+		total += sizes[i]
+	}
+	pr := newProgress(opt.ctx, env, opt.progress, "checking", total, unitBytes)
+	for i, t := range targets {
+		reps, err := check.Files(t.paths, t.agent, check.Options{MaxPerKind: opt.maxPerKind})
+		pr.add(sizes[i])
+		if err != nil {
+			ioErr = firstNonNil(ioErr, err)
+			out.Errors = append(out.Errors, err.Error())
+			continue
+		}
+		for _, rep := range reps {
+			out.Files = append(out.Files, rep)
+			out.Problems += len(rep.Problems)
 		}
 	}
+	pr.done()
 	if opt.json {
 		if err := writeJSON(env.stdout, out); err != nil {
 			return err
@@ -114,10 +136,9 @@ func runCheck(env *appEnv, opt checkOptions) error {
 		renderCheck(env, out, colorer{opt.color})
 	}
 	switch {
-	case ioErr != nil && opt.json:
-		return &cliError{code: exitError, err: errSilent}
 	case ioErr != nil:
-		return ioErr
+		// each error was printed once, with the findings (or in the JSON)
+		return &cliError{code: exitError, err: errSilent, hint: hintFor(ioErr)}
 	case out.Problems > 0:
 		return silentFindings
 	}
@@ -137,19 +158,19 @@ func renderCheck(env *appEnv, out checkOutput, col colorer) {
 			clean++
 			continue
 		}
-		fmt.Fprintf(w, "%s  (%s, %d records)\n", col.bold(rep.Path), rep.Agent, rep.Records)
+		fmt.Fprintf(w, "%s  (%s, %s)\n", col.bold(line(rep.Path)), rep.Agent, plural(rep.Records, "record"))
 		for _, p := range rep.Problems {
 			loc := "-"
 			if p.Line > 0 {
 				loc = fmt.Sprintf("line %d, byte %d", p.Line, p.Offset)
 			}
-			fmt.Fprintf(w, "  %s: %s: %s\n", loc, col.yellow(p.Kind), p.Message)
+			fmt.Fprintf(w, "  %s: %s: %s\n", loc, col.yellow(p.Kind), line(p.Message))
 		}
 	}
 	for _, e := range out.Errors {
-		fmt.Fprintf(env.stderr, "sessctl: error: %s\n", e)
+		fmt.Fprintf(env.stderr, "sessctl: error: %s\n", line(e))
 	}
-	summary := fmt.Sprintf("%d files checked, %d clean, %d problems", len(out.Files), clean, out.Problems)
+	summary := fmt.Sprintf("%s checked, %s clean, %s", plural(len(out.Files), "file"), thousands(int64(clean)), plural(out.Problems, "problem"))
 	if out.Problems == 0 && len(out.Errors) == 0 {
 		summary = col.green(summary)
 	}

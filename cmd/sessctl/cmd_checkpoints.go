@@ -34,7 +34,7 @@ func checkpointsCommand(env *appEnv) *cli.Command {
 			if err != nil {
 				return err
 			}
-			return runCheckpoints(c.Context, env, s, checkpointsOptions{session: c.Args().First(), json: c.Bool("json"),
+			return runCheckpoints(c.Context, env, namedFile(s, c.Args().First()), checkpointsOptions{session: c.Args().First(), json: c.Bool("json"),
 				color: useColor(env.stdout, env, c.Bool("no-color"))})
 		},
 	}
@@ -50,6 +50,13 @@ type checkpointsOutput struct {
 }
 
 func runCheckpoints(ctx context.Context, env *appEnv, s *session.Session, opt checkpointsOptions) error {
+	if s.Agent == session.Unknown { // an empty file: nothing yet
+		if opt.json {
+			return writeJSON(env.stdout, checkpointsOutput{Session: s.Main, Agent: s.Agent, Kind: "turn", Points: []checkpoint.Point{}})
+		}
+		notYet(env, s)
+		return nil
+	}
 	l, err := checkpoint.List(ctx, s.Main, s.Agent)
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.Main, err)
@@ -63,7 +70,7 @@ func runCheckpoints(ctx context.Context, env *appEnv, s *session.Session, opt ch
 	}
 	col := colorer{on: opt.color}
 	if len(l.Points) == 0 {
-		fmt.Fprintf(env.stdout, "%s: no %ss (%d records)\n", s.Main, out.Kind, l.Records)
+		fmt.Fprintf(env.stdout, "%s: no %ss (%s)\n", line(s.Main), out.Kind, plural(l.Records, "record"))
 		return nil
 	}
 	tw := trimWriter(env.stdout)
@@ -79,9 +86,9 @@ func runCheckpoints(ctx context.Context, env *appEnv, s *session.Session, opt ch
 		}
 		tok := "-"
 		if p.Tokens >= 0 {
-			tok = strconv.FormatInt(p.Tokens, 10)
+			tok = thousands(p.Tokens)
 		}
-		t.Append([]string{n, strconv.Itoa(p.Line), tok, strconv.Itoa(p.Following), ellipsis(p.Preview, 60)})
+		t.Append([]string{n, strconv.Itoa(p.Line), tok, thousands(int64(p.Following)), ellipsis(line(p.Preview), 60)})
 	}
 	t.Render()
 	flushTable(tw)

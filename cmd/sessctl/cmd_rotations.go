@@ -67,13 +67,13 @@ func runRotations(env *appEnv, s *session.Session, asJSON bool) error {
 		return writeJSON(env.stdout, out)
 	}
 	if len(rs) == 0 {
-		fmt.Fprintf(env.stdout, "%s: no rotations\n", s.Main)
+		fmt.Fprintf(env.stdout, "%s: no rotations\n", line(s.Main))
 		return nil
 	}
 	tw := trimWriter(env.stdout)
 	t := newTable(tw, "N", "SIZE", "MODIFIED", "PATH")
 	for _, r := range rs {
-		t.Append([]string{strconv.Itoa(r.N), humanBytes(r.Size), time.Unix(r.ModTime, 0).UTC().Format("2006-01-02 15:04:05"), r.Path})
+		t.Append([]string{strconv.Itoa(r.N), humanBytes(r.Size), time.Unix(r.ModTime, 0).UTC().Format("2006-01-02 15:04:05"), line(r.Path)})
 	}
 	t.Render()
 	flushTable(tw)

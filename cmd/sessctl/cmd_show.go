@@ -44,7 +44,7 @@ func showCommand(env *appEnv) *cli.Command {
 			if err != nil {
 				return err
 			}
-			return runShow(c.Context, env, s, showOptions{all: c.Bool("all"), full: c.Bool("full"), thinking: c.Bool("thinking"),
+			return runShow(c.Context, env, namedFile(s, c.Args().First()), showOptions{all: c.Bool("all"), full: c.Bool("full"), thinking: c.Bool("thinking"),
 				json: c.Bool("json"), color: useColor(env.stdout, env, c.Bool("no-color"))})
 		},
 	}
@@ -58,6 +58,9 @@ const (
 )
 
 func runShow(ctx context.Context, env *appEnv, s *session.Session, opt showOptions) error {
+	if notYet(env, s) {
+		return nil
+	}
 	w := bufio.NewWriterSize(env.stdout, 64<<10)
 	defer w.Flush()
 	sopt := show.Options{All: opt.all, Thinking: opt.thinking}
@@ -73,7 +76,7 @@ func runShow(ctx context.Context, env *appEnv, s *session.Session, opt showOptio
 		return err
 	}
 	if r.n == 0 {
-		fmt.Fprintf(w, "%s: no messages\n", visible(s.Main))
+		fmt.Fprintf(w, "%s: no messages\n", line(s.Main))
 	}
 	return nil
 }
@@ -90,7 +93,7 @@ type showRenderer struct {
 func (r *showRenderer) item(it *show.Item) error {
 	r.n++
 	if it.File != r.file && it.State == session.Rotated {
-		fmt.Fprintf(r.w, "%s\n", r.col.dim("── only in "+visible(it.File)+" ──"))
+		fmt.Fprintf(r.w, "%s\n", r.col.dim("── only in "+line(it.File)+" ──"))
 		r.turn = -2
 	}
 	r.file = it.File
@@ -113,7 +116,7 @@ func (r *showRenderer) item(it *show.Item) error {
 	case show.TypeSummary:
 		fmt.Fprintf(r.w, "%s%s\n%s\n", mark, r.col.bold("compaction summary:"), indent(r.body(it.Text, false), "  "))
 	case show.TypeToolCall:
-		fmt.Fprintf(r.w, "%s%s %s %s\n", mark, r.col.green("→ "+visible(it.Name)), r.col.dim("["+visible(it.ID)+"]"), r.body(it.Text, true))
+		fmt.Fprintf(r.w, "%s%s %s %s\n", mark, r.col.green("→ "+line(it.Name)), r.col.dim("["+line(it.ID)+"]"), r.body(it.Text, true))
 	case show.TypeToolResult:
 		name := it.Name
 		if name == "" {
@@ -123,7 +126,7 @@ func (r *showRenderer) item(it *show.Item) error {
 		if it.IsError {
 			errMark = r.col.red(" (error)")
 		}
-		fmt.Fprintf(r.w, "%s%s%s %s\n%s\n", mark, r.col.green("← "+visible(name)), errMark, r.col.dim("["+visible(it.ID)+"]"), indent(r.body(it.Text, true), "  "))
+		fmt.Fprintf(r.w, "%s%s%s %s\n%s\n", mark, r.col.green("← "+line(name)), errMark, r.col.dim("["+line(it.ID)+"]"), indent(r.body(it.Text, true), "  "))
 	case show.TypeThinking:
 		fmt.Fprintf(r.w, "%s%s\n%s\n", mark, r.col.dim("thinking:"), indent(r.col.dim(r.body(it.Text, true)), "  "))
 	default:
@@ -150,37 +153,9 @@ func (r *showRenderer) body(s string, tool bool) string {
 			s += fmt.Sprintf("\n… %d more lines (--full shows them)", more)
 		}
 	}
-	return visibleMultiline(s)
+	return block(s)
 }
 
 func indent(s, pre string) string {
 	return pre + strings.ReplaceAll(s, "\n", "\n"+pre)
-}
-
-// visible shows the control characters of session text as escapes, so
-// that no text from a session reaches the terminal as a command.
-func visible(s string) string {
-	var b strings.Builder
-	for _, c := range s {
-		switch {
-		case c == '\t':
-			b.WriteString("    ")
-		case c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0):
-			fmt.Fprintf(&b, "\\x%02x", c)
-		case c >= 0x202a && c <= 0x202e || c >= 0x2066 && c <= 0x2069:
-			fmt.Fprintf(&b, "\\u%04x", c)
-		default:
-			b.WriteRune(c)
-		}
-	}
-	return b.String()
-}
-
-// visibleMultiline is visible for a text whose line breaks are kept.
-func visibleMultiline(s string) string {
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		lines[i] = visible(strings.TrimSuffix(l, "\r"))
-	}
-	return strings.Join(lines, "\n")
 }

@@ -225,3 +225,34 @@ func codexThreadName(s *Session) string {
 	}
 	return ""
 }
+
+// HeadCWD returns the working directory recorded in the first lines of the
+// session's main transcript, or "" (Kimi's context files record none). It
+// reads at most headLines lines of at most 1 MiB each, so that grouping a
+// whole store by project costs one small read per session.
+func HeadCWD(s *Session) string {
+	f := FormatFor(s.Agent)
+	if f == nil {
+		return ""
+	}
+	fh, err := os.Open(s.Main)
+	if err != nil {
+		return ""
+	}
+	defer fh.Close()
+	r := jsonl.NewReader(fh)
+	r.MaxLineSize = 1 << 20
+	for i := 0; i < headLines; i++ {
+		l, err := r.Next()
+		if err != nil {
+			return ""
+		}
+		if l.Status != jsonl.OK || !bytes.Contains(l.Raw, []byte(`cwd`)) {
+			continue
+		}
+		if rec := Decode(f, l); rec.CWD != "" {
+			return rec.CWD
+		}
+	}
+	return ""
+}

@@ -29,8 +29,13 @@ type SessionUsage struct {
 	Agent   session.Agent    `json:"agent"`
 	ID      string           `json:"id"`
 	Project string           `json:"project"`
-	Main    string           `json:"main"`
-	Files   []string         `json:"files"`
+	// CWD is the session's real working directory when known (set by the
+	// caller from the transcript; for Codex, the rollout's session_meta).
+	// Group by project uses it before Project, which for Claude Code is the
+	// escaped folder name.
+	CWD   string   `json:"cwd,omitempty"`
+	Main  string   `json:"main"`
+	Files []string `json:"files"`
 	// Totals is what sessctl counts, by the format's own rules.
 	Totals tokens.Totals `json:"recorded"`
 	// AsCCUsage is what ccusage 20.0.24 reports for the same files (Claude
@@ -204,6 +209,9 @@ func Consumption(ss []*session.Session, progress Progress) []*SessionUsage {
 			if su.Project == "" && fu.CWD != "" {
 				su.Project = fu.CWD
 			}
+			if su.CWD == "" {
+				su.CWD = fu.CWD
+			}
 		}
 		// the file's requests are now owned by the ledger; drop the rest
 		fu.Rejected, fu.SessctlOnlyLines = nil, nil
@@ -289,7 +297,10 @@ func Group(sus []*SessionUsage, by string, loc *time.Location) ([]GroupRow, erro
 		case BySession:
 			get(string(su.Agent)+":"+su.ID, su).Totals.Merge(su.Totals)
 		case ByProject:
-			p := su.Project
+			p := su.CWD
+			if p == "" {
+				p = su.Project
+			}
 			if p == "" {
 				p = "(none)"
 			}
