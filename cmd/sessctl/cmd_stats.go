@@ -11,7 +11,7 @@ import (
 
 	"github.com/sessctl/sessctl/pkg/session"
 	"github.com/sessctl/sessctl/pkg/stats"
-	"github.com/sessctl/sessctl/pkg/tokens"
+	"github.com/sessctl/sessctl/pkg/usage"
 	"github.com/urfave/cli/v2"
 )
 
@@ -206,8 +206,8 @@ func bar(frac float64, width int) string {
 // statsManyJSON is stats --json for many sessions.
 type statsManyJSON struct {
 	By        string                `json:"by"`
-	Totals    tokens.Totals         `json:"recorded"`
-	AsCCUsage tokens.Totals         `json:"as_ccusage"`
+	Totals    usage.Totals          `json:"recorded"`
+	AsCCUsage usage.Totals          `json:"as_ccusage"`
 	Groups    []stats.GroupRow      `json:"groups"`
 	Sessions  []*stats.SessionUsage `json:"sessions"`
 	Rejected  int                   `json:"rejected_lines"`

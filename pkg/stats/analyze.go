@@ -521,8 +521,7 @@ func (a *analyzer) finish() {
 		c.Recorded += a.pendingEst
 	}
 	if su := rep.Consumption; c.Recorded < 0 && su.Context >= 0 {
-		c.Recorded = su.Context
-		c.RecordedSource = "wire.jsonl StatusUpdate.context_tokens"
+		c.Recorded, c.RecordedSource = su.Context, su.ContextSource
 	}
 	if c.Recorded < 0 {
 		c.Recorded = -1

@@ -1,22 +1,22 @@
 // Package stats answers three questions about agent sessions: how full is
 // the context now, how many tokens were consumed, and where the tokens are.
-// Recorded usage (what the API reported) comes from pkg/tokens' per-format
-// accounting; estimates come from a tokenizer and are labelled as such.
+// Recorded usage (what the API reported) comes from pkg/usage and the
+// agents' scanners; estimates come from a tokenizer (pkg/tokens) and are
+// labelled as such.
 package stats
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"runtime"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/sessctl/sessctl/pkg/session"
-	"github.com/sessctl/sessctl/pkg/tokens"
+	"github.com/sessctl/sessctl/pkg/usage"
 )
 
 // Progress receives the bytes scanned so far and the total to scan. It is
@@ -32,10 +32,11 @@ type SessionUsage struct {
 	Main    string           `json:"main"`
 	Files   []string         `json:"files"`
 	// Totals is what sessctl counts, by the format's own rules.
-	Totals tokens.Totals `json:"recorded"`
-	// AsCCUsage is what ccusage 20.0.24 reports for the same files (Claude
-	// Code and Codex only): it drops some lines silently (docs/stats.md).
-	AsCCUsage *tokens.Totals `json:"as_ccusage,omitempty"`
+	Totals usage.Totals `json:"recorded"`
+	// AsCCUsage is what ccusage 20.0.24 reports for the same files (for
+	// the agents whose ccusage rules sessctl reproduces: Claude Code and
+	// Codex): it drops some lines silently (docs/stats.md).
+	AsCCUsage *usage.Totals `json:"as_ccusage,omitempty"`
 	// UsageLines counts lines that carried usage; Rejected those sessctl
 	// could not count (listed in RejectedLines, at most 20 per file).
 	UsageLines    int        `json:"usage_lines"`
@@ -46,47 +47,53 @@ type SessionUsage struct {
 	CCUsageOnly   int        `json:"counted_only_by_ccusage"`
 	Corrupt       int        `json:"corrupt_lines"`
 	Errors        []string   `json:"errors,omitempty"`
-	Context       int64      `json:"-"`
-	Window        int64      `json:"-"`
-	requests      []*tokens.Request
-	ledger        *tokens.Ledger // names the models of requests
+	// Context is the context gauge of the session's gauge file (-1: none),
+	// from ContextSource; Window the window it records (0: none).
+	Context       int64  `json:"-"`
+	ContextSource string `json:"-"`
+	Window        int64  `json:"-"`
+	requests      []*usage.Request
+	ledger        *usage.Ledger // names the models of requests
+	ccusageView   bool          // a file of the session is in the ccusage view
 }
 
 // FileDrop is a line of a file that was not counted, and why.
 type FileDrop struct {
 	Path string `json:"path"`
-	tokens.Drop
+	usage.Drop
 }
 
 // Requests returns the session's counted requests (after de-duplication).
-func (su *SessionUsage) Requests() []*tokens.Request { return su.requests }
+func (su *SessionUsage) Requests() []*usage.Request { return su.requests }
 
 // Model returns the model name of one of su's requests.
-func (su *SessionUsage) Model(r *tokens.Request) string {
+func (su *SessionUsage) Model(r *usage.Request) string {
 	if su.ledger == nil {
 		return ""
 	}
 	return su.ledger.Model(r)
 }
 
-// UsageFiles lists the files of a session that carry recorded usage: every
-// transcript file (main, rotations, subagents) and, for Kimi, the wire
-// files (its context files hold only a gauge).
-func UsageFiles(s *session.Session) []session.File {
-	var out []session.File
+// UsageFile is a file of a session that records usage, and what it is to
+// usage accounting.
+type UsageFile struct {
+	session.File
+	Class usage.FileClass
+}
+
+// UsageFiles lists the files of a session that record usage, as the
+// agent's home classifies them (usage.Scanner): for example every
+// transcript of a Claude Code session, and only the wires of a Kimi
+// session (its context files hold only a gauge).
+func UsageFiles(s *session.Session) []UsageFile {
+	sc, ok := session.As[usage.Scanner](s.Agent)
+	if !ok {
+		return nil
+	}
+	var out []UsageFile
 	for _, f := range s.Files {
-		if f.Dir || !strings.HasSuffix(f.Path, ".jsonl") {
-			continue
-		}
-		switch s.Agent {
-		case session.Kimi:
-			if f.Role == session.FileWire {
-				out = append(out, f)
-			}
-		default:
-			if f.Role == session.FileMain || f.Role == session.FileSubagent || f.Role == session.FileRotation {
-				out = append(out, f)
-			}
+		if c := sc.Classify(s, f); c&usage.Carries != 0 {
+			out = append(out, UsageFile{f, c})
 		}
 	}
 	return out
@@ -94,7 +101,7 @@ func UsageFiles(s *session.Session) []session.File {
 
 type fileJob struct {
 	sess int
-	file session.File
+	file UsageFile
 }
 
 // Consumption scans the recorded usage of many sessions, spreading files
@@ -120,7 +127,7 @@ func Consumption(ss []*session.Session, progress Progress) []*SessionUsage {
 	// ccusage's order: by path. Deterministic winners for duplicates.
 	sort.SliceStable(jobs, func(i, j int) bool { return jobs[i].file.Path < jobs[j].file.Path })
 
-	results := make([]*tokens.FileUsage, len(jobs))
+	results := make([]*usage.FileUsage, len(jobs))
 	errs := make([]error, len(jobs))
 	done := make([]chan struct{}, len(jobs))
 	for i := range done {
@@ -135,13 +142,13 @@ func Consumption(ss []*session.Session, progress Progress) []*SessionUsage {
 	// memory holds a few files' requests, not all of them
 	window := make(chan struct{}, workers*4)
 	// request lists the ledger has copied go back to the scanners
-	spare := make(chan []tokens.Request, workers*4)
+	spare := make(chan []usage.Request, workers*4)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var sc tokens.Scanner
+			var rd usage.Reader
 			for {
 				window <- struct{}{}
 				i := int(next.Add(1) - 1)
@@ -150,13 +157,13 @@ func Consumption(ss []*session.Session, progress Progress) []*SessionUsage {
 					return
 				}
 				j := jobs[i]
-				role := j.file.Role
 				select {
 				case reqs := <-spare:
-					sc.Reuse(reqs)
+					rd.Reuse(reqs)
 				default:
 				}
-				fu, err := sc.ScanFile(j.file.Path, ss[j.sess].Agent, role)
+				sc, _ := session.As[usage.Scanner](ss[j.sess].Agent)
+				fu, err := rd.ReadFile(context.TODO(), j.file.Path, sc, j.file.Class)
 				results[i], errs[i] = fu, err
 				if progress != nil {
 					progress(scanned.Add(j.file.Size), total)
@@ -165,7 +172,7 @@ func Consumption(ss []*session.Session, progress Progress) []*SessionUsage {
 			}
 		}()
 	}
-	lg := &tokens.Ledger{}
+	lg := &usage.Ledger{}
 	// real transcripts hold about one distinct request per 8 KiB; allow for
 	// twice as many
 	lg.Grow(int(min(total/4096, 1<<22)))
@@ -175,7 +182,7 @@ func Consumption(ss []*session.Session, progress Progress) []*SessionUsage {
 		su := out[jobs[i].sess]
 		if errs[i] != nil {
 			su.Errors = append(su.Errors, fmt.Sprintf("%s: %v", jobs[i].file.Path, errs[i]))
-			results[i] = &tokens.FileUsage{Path: jobs[i].file.Path, Context: -1}
+			results[i] = &usage.FileUsage{Path: jobs[i].file.Path, Class: jobs[i].file.Class, Context: -1}
 		}
 		fu := results[i]
 		fileSess = append(fileSess, jobs[i].sess)
@@ -194,9 +201,12 @@ func Consumption(ss []*session.Session, progress Progress) []*SessionUsage {
 		for _, d := range fu.SessctlOnlyLines {
 			su.SessctlLines = append(su.SessctlLines, FileDrop{fu.Path, d})
 		}
-		if jobs[i].file.Role == session.FileMain || (su.Agent == session.Kimi && filepath.Dir(fu.Path) == su.Session.Dir) {
+		if fu.Class&usage.CCUsage != 0 {
+			su.ccusageView = true
+		}
+		if fu.Class&usage.Gauge != 0 {
 			if fu.Context >= 0 {
-				su.Context = fu.Context
+				su.Context, su.ContextSource = fu.Context, fu.ContextSource
 			}
 			if fu.Window > 0 {
 				su.Window = fu.Window
@@ -210,16 +220,16 @@ func Consumption(ss []*session.Session, progress Progress) []*SessionUsage {
 		<-window
 	}
 	wg.Wait()
-	bySession := func(reqs []tokens.Request) [][]*tokens.Request {
+	bySession := func(reqs []usage.Request) [][]*usage.Request {
 		n := make([]int, len(out))
 		for i := range reqs {
 			n[fileSess[reqs[i].File]]++
 		}
-		lists := make([][]*tokens.Request, len(out))
+		lists := make([][]*usage.Request, len(out))
 		for i := range reqs {
 			s := fileSess[reqs[i].File]
 			if lists[s] == nil {
-				lists[s] = make([]*tokens.Request, 0, n[s])
+				lists[s] = make([]*usage.Request, 0, n[s])
 			}
 			lists[s] = append(lists[s], &reqs[i])
 		}
@@ -234,12 +244,9 @@ func Consumption(ss []*session.Session, progress Progress) []*SessionUsage {
 		su.ledger = lg
 		su.requests = own[i]
 		su.Totals = lg.Totals(own[i])
-		switch {
-		case ccu[i] != nil:
+		if su.ccusageView {
 			t := lg.Totals(ccu[i])
 			su.AsCCUsage = &t
-		case su.Agent == session.Claude || su.Agent == session.Codex:
-			su.AsCCUsage = &tokens.Totals{}
 		}
 		sort.SliceStable(su.requests, func(i, j int) bool { return su.requests[i].Time < su.requests[j].Time })
 	}
@@ -257,10 +264,10 @@ const (
 
 // GroupRow is one line of a grouped report.
 type GroupRow struct {
-	Key      string        `json:"key"`
-	Agents   []string      `json:"agents"`
-	Sessions int           `json:"sessions"`
-	Totals   tokens.Totals `json:"recorded"`
+	Key      string       `json:"key"`
+	Agents   []string     `json:"agents"`
+	Sessions int          `json:"sessions"`
+	Totals   usage.Totals `json:"recorded"`
 }
 
 // ErrBadGroup is returned for an unknown grouping.
