@@ -143,6 +143,9 @@ func (t *modelTable) id(name string) ModelID {
 // ModelID returns the id of a model name in fu's table, adding it when new.
 func (fu *FileUsage) ModelID(name string) ModelID { return fu.models.id(name) }
 
+// Model returns the model name of one of fu's requests.
+func (fu *FileUsage) Model(r *Request) string { return fu.models.name(r.Model) }
+
 // Reject notes a line with usage that sessctl does not count, and why.
 func (fu *FileUsage) Reject(line int, reason string) {
 	fu.RejectedCount++
