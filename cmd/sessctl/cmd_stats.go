@@ -1,9 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -98,7 +98,7 @@ func runStats(env *appEnv, c *cli.Context, opt statsOptions) error {
 		if err != nil {
 			return err
 		}
-		return runStatsOne(env, s, opt)
+		return runStatsOne(c.Context, env, s, opt)
 	}
 	res := discoverScope(env, opt.roots, opt.args)
 	for _, err := range res.Errors {
@@ -117,37 +117,15 @@ func runStats(env *appEnv, c *cli.Context, opt statsOptions) error {
 		}
 		ss = append(ss, s)
 	}
-	if err := runStatsMany(env, dedupeCodex(ss), opt); err != nil {
+	// a session stored twice (a Codex rollout in sessions/ and in
+	// archived_sessions/) is counted once
+	if err := runStatsMany(env, usage.Distinct(ss), opt); err != nil {
 		return err
 	}
 	if c.Context.Err() != nil {
 		return errInterrupted
 	}
 	return nil
-}
-
-// dedupeCodex keeps one rollout per Codex thread: the same file can be in
-// sessions/ and archived_sessions/ (ccusage counts it once too, sessions/
-// winning).
-func dedupeCodex(ss []*session.Session) []*session.Session {
-	best := map[string]int{}
-	var out []*session.Session
-	for _, s := range ss {
-		if s.Agent != session.Codex || s.ID == "" {
-			out = append(out, s)
-			continue
-		}
-		i, seen := best[s.ID]
-		if !seen {
-			best[s.ID] = len(out)
-			out = append(out, s)
-			continue
-		}
-		if strings.Contains(filepath.ToSlash(out[i].Main), "/archived_sessions/") && !strings.Contains(filepath.ToSlash(s.Main), "/archived_sessions/") {
-			out[i] = s
-		}
-	}
-	return out
 }
 
 // progressBar draws "scanning 42% [####    ] 84 MiB / 200 MiB" on stderr, but
@@ -219,11 +197,12 @@ type statsManyJSON struct {
 
 func runStatsMany(env *appEnv, ss []*session.Session, opt statsOptions) error {
 	if opt.project != "" {
-		// the project of a Codex rollout is its working directory, known
-		// only once read; the others are filtered before the scan
+		// a session whose path names no project (a Codex rollout) has its
+		// working directory in the file, known only once read; the others
+		// are filtered before the scan
 		kept := ss[:0:0]
 		for _, s := range ss {
-			if s.Agent == session.Codex || strings.Contains(s.Project, opt.project) {
+			if s.Project == "" || strings.Contains(s.Project, opt.project) {
 				kept = append(kept, s)
 			}
 		}
@@ -313,9 +292,9 @@ func renderGroups(w io.Writer, out statsManyJSON, col colorer) {
 	}
 }
 
-func runStatsOne(env *appEnv, s *session.Session, opt statsOptions) error {
+func runStatsOne(ctx context.Context, env *appEnv, s *session.Session, opt statsOptions) error {
 	prog, finish := newProgress(env, opt.progress)
-	rep, err := stats.Analyze(s, stats.Options{Window: opt.window, Top: opt.top, Heuristic: !opt.exact, Progress: prog})
+	rep, err := stats.Analyze(ctx, s, stats.Options{Window: opt.window, Top: opt.top, Heuristic: !opt.exact, Progress: prog})
 	finish()
 	if err != nil {
 		return err
@@ -385,8 +364,8 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 	t := su.Totals
 	fmt.Fprintf(w, "%s (recorded usage of all files, %d requests)\n", col.bold("Consumption"), t.Requests)
 	if t.Requests == 0 {
-		if rep.Agent == session.Kimi {
-			fmt.Fprintln(w, "  no recorded usage: Kimi CLI records billing usage only in wire.jsonl, and this session has none")
+		if ex, ok := session.As[usage.Explainer](rep.Agent); ok && len(su.Files) == 0 {
+			fmt.Fprintf(w, "  no recorded usage: %s, and this session has none\n", ex.WhereUsage())
 		} else {
 			fmt.Fprintln(w, "  no recorded usage in this session")
 		}
@@ -471,14 +450,28 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 		if skipped > 0 {
 			fmt.Fprintf(w, "  (%d earlier %ss not shown; --json has all)\n", skipped, rep.GrowthUnit)
 		}
+		// a STATE column only when some turn is not live (rolled back,
+		// rewound, compacted away): its number is then not what it was
+		states := false
+		for _, g := range rows {
+			states = states || g.State != session.Live.String()
+		}
+		head := []string{"  " + strings.ToUpper(rep.GrowthUnit), "LINE", "ADDED", "ESTIMATED", "RECORDED"}
+		if states {
+			head = append(head, "STATE")
+		}
 		tw = trimWriter(w)
-		tb = newTable(tw, "  "+strings.ToUpper(rep.GrowthUnit), "LINE", "ADDED", "ESTIMATED", "RECORDED")
+		tb = newTable(tw, head...)
 		for _, g := range rows {
 			rec := "-"
 			if g.Recorded >= 0 {
 				rec = thousands(g.Recorded)
 			}
-			tb.Append([]string{"  " + strconv.Itoa(g.N), strconv.Itoa(g.Line), thousands(g.Added), thousands(g.Estimated), rec})
+			row := []string{"  " + strconv.Itoa(g.N), strconv.Itoa(g.Line), thousands(g.Added), thousands(g.Estimated), rec}
+			if states {
+				row = append(row, strings.ReplaceAll(g.State, "_", " "))
+			}
+			tb.Append(row)
 		}
 		tb.Render()
 		flushTable(tw)

@@ -129,3 +129,10 @@ func (rd *Reader) read(ctx context.Context, r io.Reader, path string, sc Scanner
 	}
 	return fu, err
 }
+
+// Explainer is implemented by scanners whose usage lives in files that a
+// session may lack (Kimi's wire.jsonl), to say so when a session has none.
+type Explainer interface {
+	// WhereUsage says where the agent records usage.
+	WhereUsage() string
+}

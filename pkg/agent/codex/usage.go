@@ -3,6 +3,7 @@ package codex
 import (
 	"bytes"
 	"io"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -331,4 +332,17 @@ func codexCWD(line []byte) string {
 		}
 	})
 	return cwd
+}
+
+// TwinKey implements usage.Twins: a thread's rollout may be both in
+// sessions/ and in archived_sessions/; the one in sessions/ is counted
+// (ccusage counts such a pair once too, sessions/ winning).
+func (Home) TwinKey(s *session.Session) (string, int) {
+	if s.ID == "" {
+		return "", 0
+	}
+	if strings.Contains(filepath.ToSlash(s.Main), "/archived_sessions/") {
+		return s.ID, 1
+	}
+	return s.ID, 0
 }

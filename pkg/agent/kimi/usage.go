@@ -188,3 +188,6 @@ func wireLine(line []byte, num int, fu *usage.FileUsage) {
 	}
 	fu.Add(req, line)
 }
+
+// WhereUsage implements usage.Explainer.
+func (Home) WhereUsage() string { return "Kimi CLI records billing usage only in wire.jsonl" }
