@@ -119,7 +119,7 @@ func runStats(env *appEnv, c *cli.Context, opt statsOptions) error {
 	}
 	// a session stored twice (a Codex rollout in sessions/ and in
 	// archived_sessions/) is counted once
-	if err := runStatsMany(env, usage.Distinct(ss), opt); err != nil {
+	if err := runStatsMany(c.Context, env, usage.Distinct(ss), opt); err != nil {
 		return err
 	}
 	if c.Context.Err() != nil {
@@ -183,19 +183,22 @@ func bar(frac float64, width int) string {
 
 // statsManyJSON is stats --json for many sessions.
 type statsManyJSON struct {
-	By        string                `json:"by"`
-	Totals    usage.Totals          `json:"recorded"`
-	AsCCUsage usage.Totals          `json:"as_ccusage"`
-	Groups    []stats.GroupRow      `json:"groups"`
-	Sessions  []*stats.SessionUsage `json:"sessions"`
-	Rejected  int                   `json:"rejected_lines"`
-	Corrupt   int                   `json:"corrupt_lines"`
+	By string `json:"by"`
+	// Totals is sessctl's count, AsCCUsage ccusage's (each says so in its
+	// "view"); InRotations the part of Totals only rotations hold.
+	Totals      usage.Totals          `json:"recorded"`
+	AsCCUsage   usage.Totals          `json:"as_ccusage"`
+	InRotations *usage.Totals         `json:"in_rotations,omitempty"`
+	Groups      []stats.GroupRow      `json:"groups"`
+	Sessions    []*stats.SessionUsage `json:"sessions"`
+	Rejected    int                   `json:"rejected_lines"`
+	Corrupt     int                   `json:"corrupt_lines"`
 	// CountedNotByCCUsage counts lines sessctl counts that ccusage drops
 	// silently (spaced JSON and the other cases in docs/stats.md).
 	CountedNotByCCUsage int `json:"counted_not_by_ccusage"`
 }
 
-func runStatsMany(env *appEnv, ss []*session.Session, opt statsOptions) error {
+func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt statsOptions) error {
 	if opt.project != "" {
 		// a session whose path names no project (a Codex rollout) has its
 		// working directory in the file, known only once read; the others
@@ -209,8 +212,11 @@ func runStatsMany(env *appEnv, ss []*session.Session, opt statsOptions) error {
 		ss = kept
 	}
 	prog, finish := newProgress(env, opt.progress)
-	sus := stats.Consumption(ss, prog)
+	sus, err := stats.Consumption(ctx, ss, prog)
 	finish()
+	if err != nil {
+		return err
+	}
 	if opt.project != "" {
 		kept := sus[:0]
 		for _, su := range sus {
@@ -224,11 +230,20 @@ func runStatsMany(env *appEnv, ss []*session.Session, opt statsOptions) error {
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
-	out := statsManyJSON{By: opt.by, Groups: groups, Sessions: sus}
+	out := statsManyJSON{By: opt.by, Groups: groups, Sessions: sus,
+		Totals: usage.Totals{View: usage.ViewSessctl}, AsCCUsage: usage.Totals{View: usage.ViewCCUsage}}
+	ccusageView := false
 	for _, su := range sus {
 		out.Totals.Merge(su.Totals)
 		if su.AsCCUsage != nil {
 			out.AsCCUsage.Merge(*su.AsCCUsage)
+			ccusageView = true
+		}
+		if su.InRotations != nil {
+			if out.InRotations == nil {
+				out.InRotations = &usage.Totals{View: usage.ViewSessctl}
+			}
+			out.InRotations.Merge(*su.InRotations)
 		}
 		out.Rejected += su.Rejected
 		out.Corrupt += su.Corrupt
@@ -248,12 +263,20 @@ func runStatsMany(env *appEnv, ss []*session.Session, opt statsOptions) error {
 		fmt.Fprintln(env.stderr, "sessctl: no sessions found")
 		return nil
 	}
-	renderGroups(env.stdout, out, colorer{opt.color})
+	renderGroups(env.stdout, out, ccusageView, colorer{opt.color})
 	return nil
 }
 
-func renderGroups(w io.Writer, out statsManyJSON, col colorer) {
-	fmt.Fprintf(w, "Recorded usage by %s (tokens the APIs reported; cache read/write counted apart)\n\n", out.By)
+// sessctlView and ccusageView say, in the text output, which count a
+// number is (the JSON says it in each totals object's "view").
+const (
+	sessctlView = "sessctl's count: every file of each session, rotations and subagents included, each request once"
+	ccusageView = "ccusage 20.0.24's count: the *.jsonl files only, no rotations, by its rules"
+)
+
+func renderGroups(w io.Writer, out statsManyJSON, withCCUsage bool, col colorer) {
+	fmt.Fprintf(w, "Recorded usage by %s (tokens the APIs reported; cache read/write counted apart)\n", out.By)
+	fmt.Fprintf(w, "%s\n\n", sessctlView)
 	tw := trimWriter(w)
 	head := strings.ToUpper(out.By)
 	t := newTable(tw, head, "AGENT", "SESSIONS", "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "TOTAL", "MODELS")
@@ -286,6 +309,13 @@ func renderGroups(w io.Writer, out statsManyJSON, col colorer) {
 	if len(notes) > 0 {
 		fmt.Fprintf(w, "\n%s %s (--json has them per session; sessctl check shows every damaged line)\n",
 			col.yellow("note:"), strings.Join(notes, ", "))
+	}
+	if out.InRotations != nil {
+		fmt.Fprintf(w, "note: %s of these tokens are only in rotations (turns a revert removed); ccusage does not count them\n",
+			thousands(out.InRotations.Total()))
+	}
+	if withCCUsage && out.AsCCUsage.Total() != out.Totals.Total() {
+		fmt.Fprintf(w, "%s: %s tokens (%s)\n", col.dim("ccusage"), thousands(out.AsCCUsage.Total()), ccusageView)
 	}
 	if out.CountedNotByCCUsage > 0 {
 		fmt.Fprintf(w, "note: %d usage lines counted here are dropped silently by ccusage (e.g. JSON with spaces after colons); see docs/stats.md\n", out.CountedNotByCCUsage)
@@ -362,7 +392,8 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 	fmt.Fprintf(w, "  %s %5.1f%% of %s (%s) — %s\n\n", b, c.Percent, thousands(int64(win.Tokens)), c.Basis, left)
 
 	t := su.Totals
-	fmt.Fprintf(w, "%s (recorded usage of all files, %d requests)\n", col.bold("Consumption"), t.Requests)
+	fmt.Fprintf(w, "%s (recorded usage, %d requests; %s)\n", col.bold("Consumption"), t.Requests,
+		strings.Replace(sessctlView, "each session", "the session", 1))
 	if t.Requests == 0 {
 		if ex, ok := session.As[usage.Explainer](rep.Agent); ok && len(su.Files) == 0 {
 			fmt.Fprintf(w, "  no recorded usage: %s, and this session has none\n", ex.WhereUsage())
@@ -382,6 +413,13 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 		if t.Reasoning > 0 {
 			fmt.Fprintf(w, "  (output includes %s reasoning tokens)\n", thousands(t.Reasoning))
 		}
+	}
+	if su.InRotations != nil {
+		fmt.Fprintf(w, "  note: %s of these tokens are only in rotations (turns a revert removed)\n", thousands(su.InRotations.Total()))
+	}
+	if cc := su.AsCCUsage; cc != nil && cc.Total() != t.Total() {
+		fmt.Fprintf(w, "  ccusage: %s tokens in %d requests (%s)\n", thousands(cc.Total()), cc.Requests,
+			strings.Replace(ccusageView, "the *.jsonl files", "this session's *.jsonl files", 1))
 	}
 	if su.Rejected > 0 {
 		fmt.Fprintf(w, "  %s %d usage line(s) not counted:", col.yellow("note:"), su.Rejected)

@@ -184,7 +184,11 @@ const batchBytes = 2 << 20
 // model.
 func Analyze(ctx context.Context, s *session.Session, opt Options) (*Report, error) {
 	rep := &Report{Agent: s.Agent, ID: s.ID, Project: s.Project, Main: s.Main, Context: ContextNow{Recorded: -1}}
-	rep.Consumption = Consumption([]*session.Session{s}, nil)[0]
+	sus, err := Consumption(ctx, []*session.Session{s}, nil)
+	if err != nil {
+		return nil, err
+	}
+	rep.Consumption = sus[0]
 	if rep.Consumption.Project != "" {
 		rep.Project = rep.Consumption.Project
 	}

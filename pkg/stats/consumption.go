@@ -31,11 +31,17 @@ type SessionUsage struct {
 	Project string           `json:"project"`
 	Main    string           `json:"main"`
 	Files   []string         `json:"files"`
-	// Totals is what sessctl counts, by the format's own rules.
+	// Totals is what sessctl counts (usage.ViewSessctl): every file of the
+	// session that records usage, rotated copies and subagents included,
+	// each request once, by the format's own rules.
 	Totals usage.Totals `json:"recorded"`
-	// AsCCUsage is what ccusage 20.0.24 reports for the same files (for
-	// the agents whose ccusage rules sessctl reproduces: Claude Code and
-	// Codex): it drops some lines silently (docs/stats.md).
+	// InRotations is the part of Totals that only rotated copies hold now
+	// (the turns a revert removed), nil when none.
+	InRotations *usage.Totals `json:"in_rotations,omitempty"`
+	// AsCCUsage is what ccusage 20.0.24 reports for the same session
+	// (usage.ViewCCUsage; for the agents whose ccusage rules sessctl
+	// reproduces: Claude Code and Codex): it reads no rotations, drops
+	// some lines silently and keeps some sessctl rejects (docs/stats.md).
 	AsCCUsage *usage.Totals `json:"as_ccusage,omitempty"`
 	// UsageLines counts lines that carried usage; Rejected those sessctl
 	// could not count (listed in RejectedLines, at most 20 per file).
@@ -107,8 +113,10 @@ type fileJob struct {
 // Consumption scans the recorded usage of many sessions, spreading files
 // over all cores. Claude Code requests are de-duplicated across all files
 // of all sessions (as ccusage does), each counted in the session whose file
-// held the winning line.
-func Consumption(ss []*session.Session, progress Progress) []*SessionUsage {
+// held the winning line; a request that a rotated copy repeats is counted
+// once (usage.Ledger). When ctx is done it stops within a buffer's read of
+// each file being scanned and returns ctx.Err().
+func Consumption(ctx context.Context, ss []*session.Session, progress Progress) ([]*SessionUsage, error) {
 	out := make([]*SessionUsage, len(ss))
 	var jobs []fileJob
 	var total int64
@@ -124,8 +132,15 @@ func Consumption(ss []*session.Session, progress Progress) []*SessionUsage {
 			su.Files = []string{}
 		}
 	}
-	// ccusage's order: by path. Deterministic winners for duplicates.
-	sort.SliceStable(jobs, func(i, j int) bool { return jobs[i].file.Path < jobs[j].file.Path })
+	// ccusage's order: by path, for deterministic winners among
+	// duplicates; rotated copies after every file they may copy
+	sort.SliceStable(jobs, func(i, j int) bool {
+		ci, cj := jobs[i].file.Class&usage.Copy != 0, jobs[j].file.Class&usage.Copy != 0
+		if ci != cj {
+			return cj
+		}
+		return jobs[i].file.Path < jobs[j].file.Path
+	})
 
 	results := make([]*usage.FileUsage, len(jobs))
 	errs := make([]error, len(jobs))
@@ -150,10 +165,13 @@ func Consumption(ss []*session.Session, progress Progress) []*SessionUsage {
 			defer wg.Done()
 			var rd usage.Reader
 			for {
-				window <- struct{}{}
+				select {
+				case window <- struct{}{}:
+				case <-ctx.Done():
+					return
+				}
 				i := int(next.Add(1) - 1)
-				if i >= len(jobs) {
-					<-window
+				if i >= len(jobs) || ctx.Err() != nil {
 					return
 				}
 				j := jobs[i]
@@ -163,7 +181,7 @@ func Consumption(ss []*session.Session, progress Progress) []*SessionUsage {
 				default:
 				}
 				sc, _ := session.As[usage.Scanner](ss[j.sess].Agent)
-				fu, err := rd.ReadFile(context.TODO(), j.file.Path, sc, j.file.Class)
+				fu, err := rd.ReadFile(ctx, j.file.Path, sc, j.file.Class)
 				results[i], errs[i] = fu, err
 				if progress != nil {
 					progress(scanned.Add(j.file.Size), total)
@@ -177,8 +195,14 @@ func Consumption(ss []*session.Session, progress Progress) []*SessionUsage {
 	// twice as many
 	lg.Grow(int(min(total/4096, 1<<22)))
 	fileSess := make([]int, 0, len(jobs))
+	fileCopy := make([]bool, 0, len(jobs))
 	for i := range jobs {
-		<-done[i]
+		select {
+		case <-done[i]:
+		case <-ctx.Done():
+			wg.Wait()
+			return nil, ctx.Err()
+		}
 		su := out[jobs[i].sess]
 		if errs[i] != nil {
 			su.Errors = append(su.Errors, fmt.Sprintf("%s: %v", jobs[i].file.Path, errs[i]))
@@ -186,9 +210,16 @@ func Consumption(ss []*session.Session, progress Progress) []*SessionUsage {
 		}
 		fu := results[i]
 		fileSess = append(fileSess, jobs[i].sess)
+		fileCopy = append(fileCopy, fu.Class&usage.Copy != 0)
 		select {
 		case spare <- lg.Add(fu):
 		default:
+		}
+		if fu.Class&usage.Copy != 0 {
+			// what a copy says of its lines (rejected, damaged, dropped
+			// by ccusage) it says of its original's: not counted twice
+			fu.Rejected, fu.RejectedCount, fu.Corrupt, fu.UsageLines = nil, 0, 0, 0
+			fu.SessctlOnly, fu.SessctlOnlyLines, fu.CCUsageOnly = 0, nil, 0
 		}
 		su.UsageLines += fu.UsageLines
 		su.Rejected += fu.RejectedCount
@@ -220,6 +251,9 @@ func Consumption(ss []*session.Session, progress Progress) []*SessionUsage {
 		<-window
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	bySession := func(reqs []usage.Request) [][]*usage.Request {
 		n := make([]int, len(out))
 		for i := range reqs {
@@ -244,13 +278,26 @@ func Consumption(ss []*session.Session, progress Progress) []*SessionUsage {
 		su.ledger = lg
 		su.requests = own[i]
 		su.Totals = lg.Totals(own[i])
+		su.Totals.View = usage.ViewSessctl
+		var rotated []*usage.Request
+		for _, r := range own[i] {
+			if fileCopy[r.File] {
+				rotated = append(rotated, r)
+			}
+		}
+		if len(rotated) > 0 {
+			t := lg.Totals(rotated)
+			t.View = usage.ViewSessctl
+			su.InRotations = &t
+		}
 		if su.ccusageView {
 			t := lg.Totals(ccu[i])
+			t.View = usage.ViewCCUsage
 			su.AsCCUsage = &t
 		}
 		sort.SliceStable(su.requests, func(i, j int) bool { return su.requests[i].Time < su.requests[j].Time })
 	}
-	return out
+	return out, nil
 }
 
 // Grouping keys for Group.

@@ -201,7 +201,10 @@ func TestTokensByRoleAndTool(t *testing.T) {
 
 func TestConsumptionGroups(t *testing.T) {
 	res := session.Discover([]session.Root{{Path: filepath.Join(repoDir(t), "testdata/sessions")}}, false)
-	sus := Consumption(res.Sessions, nil)
+	sus, err := Consumption(context.Background(), res.Sessions, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(sus) != len(res.Sessions) || len(sus) < 4 {
 		t.Fatalf("%d sessions", len(sus))
 	}

@@ -54,6 +54,11 @@ type Request struct {
 	// ccusage 20.0.24 would (it silently drops some lines, and counts some
 	// that sessctl rejects).
 	Counted, CCUsage bool
+
+	// line identifies a counted request without Key by its line's bytes
+	// and how many lines with those bytes came before it in its file: a
+	// rotated copy of a file repeats both (FileUsage.Add).
+	line uint64
 }
 
 // Drop is why a line that carries usage is not counted by sessctl, or by
@@ -102,6 +107,7 @@ type FileUsage struct {
 	CWD string
 
 	models modelTable
+	lines  map[uint64]uint32 // line hash -> times seen, for Request.line
 }
 
 const maxDrops = 20
@@ -168,6 +174,20 @@ func (fu *FileUsage) Add(r Request, line []byte) {
 	if r.Counted && r.Time > fu.LastActivity {
 		fu.LastActivity = r.Time
 	}
+	if r.Counted && r.Key == 0 && line != nil {
+		// the k-th line with these bytes in this file: lines a client
+		// writes twice stay two requests (ccusage counts both), and a
+		// rotated copy's k-th is the same request
+		h := HashKey(line, nil, false)
+		if fu.lines == nil {
+			fu.lines = map[uint64]uint32{}
+		}
+		k := fu.lines[h]
+		fu.lines[h] = k + 1
+		var n [4]byte
+		binary.LittleEndian.PutUint32(n[:], k)
+		r.line = HashKey(line, n[:], true)
+	}
 	fu.Requests = append(fu.Requests, r)
 }
 
@@ -177,6 +197,12 @@ func (fu *FileUsage) Add(r Request, line []byte) {
 // ccusage does) to get the same winners on every run. Requests without a
 // key (Codex, clawdcode) are kept as they are. The ledger copies what it
 // keeps, so a FileUsage's Requests can be dropped after Add.
+//
+// Rotated copies (FileClass Copy) are in sessctl's view and not in
+// ccusage's, which does not read them: a reverted session's spend stays
+// counted. A request a copy repeats is counted once: by its keys when it
+// has them, else by its line (a copy repeats the line byte for byte). Add
+// the copies after the files they copy.
 type Ledger struct {
 	files int32 // files added so far
 	// Requests are counted by sessctl, de-duplicated.
@@ -187,6 +213,7 @@ type Ledger struct {
 	CCUsage []Request
 
 	own, ccu dedupe
+	copied   map[uint64]struct{} // Request.line of the requests counted so far
 	models   modelTable
 	remap    []ModelID // file model id -> ledger model id, during Add
 	// diverged is set once a line was counted by one view and not the
@@ -263,7 +290,7 @@ func (lg *Ledger) Add(fu *FileUsage) []Request {
 			lg.CCUsage = append([]Request(nil), lg.Requests...)
 			lg.ccu = lg.own.clone()
 		}
-		if r.Counted {
+		if r.Counted && lg.first(r, fu.Class&Copy != 0) {
 			lg.Requests = lg.own.push(lg.Requests, r)
 		}
 		if r.CCUsage && lg.diverged {
@@ -273,6 +300,23 @@ func (lg *Ledger) Add(fu *FileUsage) []Request {
 	reqs := fu.Requests
 	fu.Requests = nil
 	return reqs
+}
+
+// first reports whether a request is not one a rotated copy repeats: a
+// request without keys is known by its line; in a copy, a line seen before
+// is a request counted already.
+func (lg *Ledger) first(r *Request, copy bool) bool {
+	if r.Key != 0 || r.line == 0 {
+		return true
+	}
+	if lg.copied == nil {
+		lg.copied = map[uint64]struct{}{}
+	}
+	if _, seen := lg.copied[r.line]; seen {
+		return !copy
+	}
+	lg.copied[r.line] = struct{}{}
+	return true
 }
 
 // Grow makes room for about n more requests (a hint: it saves growing the
@@ -353,12 +397,29 @@ func better(c, e *Request) bool {
 
 // Totals is recorded usage summed, with a breakdown by model.
 type Totals struct {
+	// View says which count the numbers are: ViewSessctl or ViewCCUsage.
+	View View `json:"view,omitempty"`
 	session.Usage
 	Requests int                      `json:"requests"`
 	ByModel  map[string]session.Usage `json:"by_model,omitempty"`
 	// LastActivity is the newest request time.
 	LastActivity time.Time `json:"last_activity,omitzero"`
 }
+
+// View names one of the two counts of recorded usage.
+type View string
+
+// The two views of recorded usage (docs/stats.md).
+const (
+	// ViewSessctl is sessctl's count: every file of a session that records
+	// usage, rotated copies and subagents included, each request once, by
+	// each format's own rules.
+	ViewSessctl View = "sessctl"
+	// ViewCCUsage is what ccusage 20.0.24 counts for the same sessions: the
+	// *.jsonl files only (no rotations), by its rules, which drop some
+	// lines silently and keep some that sessctl rejects.
+	ViewCCUsage View = "ccusage 20.0.24"
+)
 
 // Add counts one request of the given model.
 func (t *Totals) Add(r *Request, model string) {
@@ -418,6 +479,9 @@ func (lg *Ledger) Totals(reqs []*Request) Totals {
 
 // Merge adds another Totals.
 func (t *Totals) Merge(o Totals) {
+	if t.View == "" {
+		t.View = o.View
+	}
 	t.Usage = t.Usage.Add(o.Usage)
 	t.Requests += o.Requests
 	for m, u := range o.ByModel {

@@ -18,15 +18,20 @@ import (
 
 // Classify implements usage.Scanner: every transcript of the session (the
 // main file and the subagents' *.jsonl) records usage and is what ccusage
-// reads; the main file's context is the session's.
+// reads; the main file's context is the session's. sessctl's rotations of
+// them (<file>.N, which a revert leaves holding the turns it removed) record
+// usage too, as copies: ccusage does not read them.
 func (Home) Classify(s *session.Session, f session.File) usage.FileClass {
-	if f.Dir || !strings.HasSuffix(f.Path, ".jsonl") {
+	switch {
+	case f.Dir:
 		return 0
-	}
-	switch f.Role {
-	case session.FileMain:
+	case f.Role == session.FileRotation:
+		return usage.Carries | usage.Copy
+	case !strings.HasSuffix(f.Path, ".jsonl"):
+		return 0
+	case f.Role == session.FileMain:
 		return usage.Carries | usage.CCUsage | usage.Gauge
-	case session.FileSubagent, session.FileRotation:
+	case f.Role == session.FileSubagent:
 		return usage.Carries | usage.CCUsage
 	}
 	return 0

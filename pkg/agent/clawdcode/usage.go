@@ -11,15 +11,19 @@ import (
 
 // Classify implements usage.Scanner: the transcript records usage in
 // message.usage (clawdcode.md §7), and its context is the session's;
-// ccusage does not read clawdcode.
+// sessctl's rotations of it (<file>.N) are copies. ccusage does not read
+// clawdcode.
 func (Home) Classify(s *session.Session, f session.File) usage.FileClass {
-	if f.Dir || !strings.HasSuffix(f.Path, ".jsonl") {
+	switch {
+	case f.Dir:
 		return 0
-	}
-	switch f.Role {
-	case session.FileMain:
+	case f.Role == session.FileRotation:
+		return usage.Carries | usage.Copy
+	case !strings.HasSuffix(f.Path, ".jsonl"):
+		return 0
+	case f.Role == session.FileMain:
 		return usage.Carries | usage.Gauge
-	case session.FileSubagent, session.FileRotation:
+	case f.Role == session.FileSubagent:
 		return usage.Carries
 	}
 	return 0

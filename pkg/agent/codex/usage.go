@@ -23,14 +23,20 @@ import (
 
 // Classify implements usage.Scanner: the rollout records usage, ccusage
 // reads it, and its context and working directory are the session's.
+// sessctl's rotations of it (<rollout>.N) record usage too, as copies: a
+// rotation of a cut revert is the whole original, of which the live
+// rollout keeps a prefix, line for line; ccusage does not read them.
 func (Home) Classify(s *session.Session, f session.File) usage.FileClass {
-	if f.Dir || !strings.HasSuffix(f.Path, ".jsonl") {
+	switch {
+	case f.Dir:
 		return 0
-	}
-	switch f.Role {
-	case session.FileMain:
+	case f.Role == session.FileRotation:
+		return usage.Carries | usage.Copy
+	case !strings.HasSuffix(f.Path, ".jsonl"):
+		return 0
+	case f.Role == session.FileMain:
 		return usage.Carries | usage.CCUsage | usage.Gauge
-	case session.FileSubagent, session.FileRotation:
+	case f.Role == session.FileSubagent:
 		return usage.Carries | usage.CCUsage
 	}
 	return 0
