@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/session"
 	"github.com/sessctl/sessctl/pkg/stats"
 	"github.com/sessctl/sessctl/pkg/usage"
@@ -98,6 +101,7 @@ func runStats(env *appEnv, c *cli.Context, opt statsOptions) error {
 		if err != nil {
 			return err
 		}
+		defer boundMemory([]*session.Session{s})()
 		return runStatsOne(c.Context, env, s, opt)
 	}
 	res := discoverScope(env, opt.roots, opt.args)
@@ -119,13 +123,42 @@ func runStats(env *appEnv, c *cli.Context, opt statsOptions) error {
 	}
 	// a session stored twice (a Codex rollout in sessions/ and in
 	// archived_sessions/) is counted once
-	if err := runStatsMany(c.Context, env, usage.Distinct(ss), opt); err != nil {
+	ss = usage.Distinct(ss)
+	defer boundMemory(ss)()
+	if err := runStatsMany(c.Context, env, ss, opt); err != nil {
 		return err
 	}
 	if c.Context.Err() != nil {
 		return errInterrupted
 	}
 	return nil
+}
+
+// boundMemory sets the Go runtime's soft memory limit for a stats run to
+// what stats needs: 64 MiB, twice the longest line it may hold (no line is
+// longer than the largest file, nor than the line bound), and room for the
+// requests of the files (one per few KiB). Stats reads a huge line more
+// than once (usage, turns, estimates) and each pass leaves a few copies of
+// it as garbage; left to its default pacing the collector lets the heap
+// double over them, and a 20 MB line took over 250 MB. The limit is soft:
+// the collector works harder near it and never fails an allocation. A
+// limit set by the user (GOMEMLIMIT) is kept. It returns the restore.
+func boundMemory(ss []*session.Session) func() {
+	if debug.SetMemoryLimit(-1) != math.MaxInt64 {
+		return func() {}
+	}
+	var total, longest int64
+	for _, s := range ss {
+		for _, f := range s.Files {
+			if !f.Dir {
+				total += f.Size
+				longest = max(longest, f.Size)
+			}
+		}
+	}
+	longest = min(longest, jsonl.DefaultMaxLineSize)
+	old := debug.SetMemoryLimit(64<<20 + 2*longest + total/16)
+	return func() { debug.SetMemoryLimit(old) }
 }
 
 // progressBar draws "scanning 42% [####    ] 84 MiB / 200 MiB" on stderr, but

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/sessctl/sessctl/pkg/checkpoint"
 	"github.com/sessctl/sessctl/pkg/jsonl"
@@ -159,6 +160,7 @@ type item struct {
 	recorded  int64 // -1: the record gives no size; -2: the size is unknown from here
 	recSource string
 	pending   int64 // the agent's own estimate of the texts (ContextRules.Pending)
+	cut       int64 // the tokens of the parts of its texts cut from a huge line
 }
 
 // mark is a record that starts a turn, with the context as it stood just
@@ -217,10 +219,11 @@ func Analyze(ctx context.Context, s *session.Session, opt Options) (*Report, err
 			size = fi.Size
 		}
 	}
-	err = readParallel(s.Main, f, func(r *session.Record) error {
+	err = readParallel(ctx, s.Main, f, a.countCut, func(r *session.Record, bigs []bigCount) error {
 		if opt.Progress != nil && size > 0 {
 			opt.Progress(r.Line.End(), size)
 		}
+		a.bigs = bigs
 		return a.record(r)
 	})
 	if err != nil {
@@ -245,6 +248,7 @@ type analyzer struct {
 	largest minHeap
 
 	turns      map[int]session.Turn // by line
+	bigs       []bigCount           // the cut strings of the record's line
 	marks      []mark
 	active     int64 // estimated active context
 	restarts   int
@@ -331,7 +335,7 @@ func (a *analyzer) record(r *session.Record) error {
 		// a Claude/Kimi assistant record can hold text beside its calls
 		if r.Text != "" {
 			a.add(item{line: r.Line.Num, role: "assistant", texts: []string{r.Text}, preview: r.Text, mark: it.mark,
-				restart: it.restart, recorded: it.recorded, recSource: it.recSource, pending: a.pending(r.Text)})
+				restart: it.restart, recorded: it.recorded, recSource: it.recSource})
 			it.mark, it.restart, it.recorded, it.recSource = nil, false, -1, ""
 		}
 	case r.Kind == session.KindCompaction:
@@ -353,11 +357,6 @@ func (a *analyzer) record(r *session.Record) error {
 	if it.preview == "" && len(it.texts) > 0 {
 		it.preview = it.texts[0]
 	}
-	if it.role != "tool_call" {
-		for _, t := range it.texts {
-			it.pending += a.pending(t)
-		}
-	}
 	a.add(it)
 	return nil
 }
@@ -370,6 +369,49 @@ func (a *analyzer) pending(text string) int64 {
 	return a.rules.Pending(text)
 }
 
+// preview is session.Preview of the start of s: a preview shows a few
+// dozen characters, and the whole of a long text would cost several times
+// its size to make it.
+func preview(s string, n int) string {
+	if limit := 8 * n; len(s) > limit {
+		k := limit
+		for k > 0 && !utf8.RuneStart(s[k]) {
+			k--
+		}
+		s = s[:k] + "…"
+	}
+	return session.Preview(s, n)
+}
+
+// countCut estimates the part of a long string cut from a huge line
+// (shorten): its raw JSON is decoded and counted a chunk at a time.
+func (a *analyzer) countCut(raw []byte) bigCount {
+	var c bigCount
+	var batch []string
+	size := 0
+	count := func() {
+		if a.counter != nil {
+			for _, n := range a.counter.CountAll(batch) {
+				c.tokens += int64(n)
+			}
+		} else {
+			for _, t := range batch {
+				c.tokens += int64(tokens.CodexApprox(t))
+			}
+		}
+		batch, size = batch[:0], 0
+	}
+	chunks(raw, func(t string) {
+		c.pending += a.pending(t)
+		batch = append(batch, t)
+		if size += len(t); size >= countBatch {
+			count()
+		}
+	})
+	count()
+	return c
+}
+
 // now is the context as it stands.
 func (a *analyzer) now() snapshot {
 	rec := a.recorded
@@ -380,14 +422,20 @@ func (a *analyzer) now() snapshot {
 }
 
 func (a *analyzer) add(it item) {
-	for _, t := range it.texts {
-		a.bytes += len(t)
-	}
-	// a copy: the Record's strings may alias a reused buffer
+	// the agent's own estimate applies to what the model reads as text
+	pend := it.role != "tool_call" && it.role != "thinking"
 	for i, t := range it.texts {
+		t, cut := expand(t, a.bigs)
+		it.cut += cut.tokens
+		if pend {
+			it.pending += a.pending(t) + cut.pending
+		}
+		a.bytes += len(t)
+		// a copy: the Record's strings may alias a reused buffer
 		it.texts[i] = strings.Clone(t)
 	}
-	it.preview = session.Preview(it.preview, 72)
+	it.preview, _ = expand(it.preview, a.bigs)
+	it.preview = preview(it.preview, 72)
 	a.items = append(a.items, it)
 	if a.bytes >= batchBytes {
 		a.flush()
@@ -416,7 +464,7 @@ func (a *analyzer) flush() {
 			n += int64(counts[k])
 			k++
 		}
-		a.apply(it, n)
+		a.apply(it, n+it.cut)
 	}
 	a.items, a.bytes = a.items[:0], 0
 }
@@ -498,7 +546,9 @@ func turnsOf(ctx context.Context, s *session.Session) ([]session.Turn, error) {
 		return nil, err
 	}
 	defer fh.Close()
-	l, err := checkpoint.List(fh, s.Agent)
+	// the listing needs the records' kinds and the start of each prompt:
+	// huge lines are read with their long strings cut (bigline.go)
+	l, err := checkpoint.List(newShortReader(fh), s.Agent)
 	if err != nil {
 		return nil, err
 	}
@@ -639,8 +689,10 @@ const decodeBatch = 1 << 20
 
 // readParallel is session.ReadFile with the decoding (encoding/json, the
 // slow part) spread over all cores: lines are read in order into batches
-// of a few MiB, decoded in parallel, and handed to fn in file order.
-func readParallel(path string, f session.Format, fn func(*session.Record) error) error {
+// of a few MiB, decoded in parallel, and handed to fn in file order, each
+// with the counts of the strings cut from it when it was huge (shorten;
+// countCut counts a cut part). It stops with ctx.Err() when ctx is done.
+func readParallel(ctx context.Context, path string, f session.Format, countCut func([]byte) bigCount, fn func(*session.Record, []bigCount) error) error {
 	fh, err := os.Open(path)
 	if err != nil {
 		return err
@@ -649,8 +701,12 @@ func readParallel(path string, f session.Format, fn func(*session.Record) error)
 	rd := jsonl.NewReader(fh)
 	workers := runtime.GOMAXPROCS(0)
 	var lines []jsonl.Line
+	var bigs [][]bigCount // of lines[i]; nil for most
 	recs := make([]session.Record, 0, 1024)
 	flush := func() error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		recs = slices.Grow(recs[:0], len(lines))[:len(lines)]
 		if len(lines) < 64 || workers == 1 {
 			for i := range lines {
@@ -670,11 +726,11 @@ func readParallel(path string, f session.Format, fn func(*session.Record) error)
 			wg.Wait()
 		}
 		for i := range recs {
-			if err := fn(&recs[i]); err != nil {
+			if err := fn(&recs[i], bigs[i]); err != nil {
 				return err
 			}
 		}
-		lines, recs = lines[:0], recs[:0]
+		lines, recs, bigs = lines[:0], recs[:0], bigs[:0]
 		return nil
 	}
 	held := 0
@@ -686,8 +742,22 @@ func readParallel(path string, f session.Format, fn func(*session.Record) error)
 		if err != nil {
 			return err
 		}
-		lines = append(lines, l.Clone())
-		held += len(l.Raw)
+		var cut []bigCount
+		if l.Status == jsonl.OK && len(l.Raw) > bigLine {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			short := *l
+			short.Raw = shorten(l.Raw, true, func(rest []byte) { cut = append(cut, countCut(rest)) })
+			if cut == nil {
+				short = l.Clone()
+			}
+			lines = append(lines, short)
+		} else {
+			lines = append(lines, l.Clone())
+		}
+		bigs = append(bigs, cut)
+		held += len(lines[len(lines)-1].Raw)
 		if held >= decodeBatch {
 			if err := flush(); err != nil {
 				return err

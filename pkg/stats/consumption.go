@@ -158,12 +158,14 @@ func Consumption(ctx context.Context, ss []*session.Session, progress Progress) 
 	window := make(chan struct{}, workers*4)
 	// request lists the ledger has copied go back to the scanners
 	spare := make(chan []usage.Request, workers*4)
+	// one long line at a time in memory, whichever reader meets it
+	var big usage.BigLines
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var rd usage.Reader
+			rd := usage.Reader{Big: &big}
 			for {
 				select {
 				case window <- struct{}{}:

@@ -3,7 +3,9 @@ package usage
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
+	"sync"
 )
 
 // LineReader yields the lines of a stream with their numbers from one
@@ -25,6 +27,43 @@ type LineReader struct {
 	tail       []byte // that line, when NextMatch skipped it
 	tooLong    int
 	tooLongAt  []int
+	big        *BigLines // shared among readers; nil: none
+	holding    bool      // this reader holds big
+}
+
+// BigLines lets readers that run side by side take turns at holding a long
+// line, so that memory holds one of them at a time rather than one per
+// reader. A reader whose buffer must grow past BigLineSize waits for its
+// turn, and keeps it until Release (the end of its file). Its zero value
+// is ready to use.
+type BigLines struct {
+	once sync.Once
+	turn chan struct{}
+}
+
+// BigLineSize is the buffer size past which a reader takes its turn.
+const BigLineSize = 4 << 20
+
+func (b *BigLines) acquire(ctx context.Context) error {
+	b.once.Do(func() { b.turn = make(chan struct{}, 1) })
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	select {
+	case b.turn <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Release gives up the reader's turn at holding a long line, if it has it,
+// and drops a buffer grown for one.
+func (lr *LineReader) Release() {
+	if lr.holding {
+		lr.holding = false
+		<-lr.big.turn
+	}
 }
 
 // NewLineReader reads r with buf as its first buffer (it grows up to max,
@@ -194,6 +233,12 @@ func (lr *LineReader) fill() error {
 		if lr.max > 0 {
 			size = min(size, lr.max+2)
 		}
+		if size > BigLineSize && lr.big != nil && !lr.holding {
+			if err := lr.big.acquire(lr.ctx); err != nil {
+				return err
+			}
+			lr.holding = true
+		}
 		nb := make([]byte, size)
 		copy(nb, lr.buf[:lr.end])
 		lr.buf = nb
@@ -207,6 +252,9 @@ func (lr *LineReader) read() error {
 		if err := lr.ctx.Err(); err != nil {
 			return err
 		}
+	}
+	if lr.end == len(lr.buf) {
+		return errors.New("usage: line reader has no room to read into") // a bug: fill grows, skipLong empties
 	}
 	m, err := lr.r.Read(lr.buf[lr.end:])
 	lr.end += m

@@ -57,6 +57,9 @@ type Reader struct {
 	// as corrupt, and listed as possibly holding usage); 0 means
 	// jsonl.DefaultMaxLineSize, the bound every sessctl reader uses.
 	MaxLine int
+	// Big, when set, is shared by the Readers of one run, so that they
+	// hold one long line at a time between them.
+	Big *BigLines
 
 	buf  []byte
 	reqs []Request // a list to fill next, given back by Reuse
@@ -107,6 +110,8 @@ func (rd *Reader) read(ctx context.Context, r io.Reader, path string, sc Scanner
 		limit = jsonl.DefaultMaxLineSize
 	}
 	lr := NewLineReader(ctx, r, rd.buf, limit)
+	lr.big = rd.Big
+	defer lr.Release()
 	fu := &FileUsage{Path: path, Class: class, Context: -1}
 	switch {
 	case rd.reqs != nil:

@@ -2,8 +2,10 @@ package usage
 
 import (
 	"context"
+	"io"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -218,5 +220,118 @@ func TestDedupeIsTwoMapDedupe(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("round %d: lists differ\n%v\n%v", round, got, want)
 		}
+	}
+}
+
+// longLine yields n bytes of one line without holding them, then "\n" and
+// the rest.
+type longLine struct {
+	n    int
+	rest string
+}
+
+func (l *longLine) Read(p []byte) (int, error) {
+	if l.n > 0 {
+		k := min(len(p), l.n)
+		for i := range p[:k] {
+			p[i] = 'x'
+		}
+		if k > 8 {
+			copy(p, `{"usage"`) // it may hold usage: still skipped
+		}
+		l.n -= k
+		return k, nil
+	}
+	if l.rest == "" {
+		return 0, io.EOF
+	}
+	k := copy(p, l.rest)
+	l.rest = l.rest[k:]
+	return k, nil
+}
+
+// A line longer than the reader's bound is skipped by streaming to its
+// newline (issue 11: stats' reader grew to the longest line): memory does
+// not grow with it, and the lines after it are read as usual.
+func TestLineReaderSkipsTooLongWithoutHoldingIt(t *testing.T) {
+	for _, match := range []bool{false, true} {
+		src := &longLine{n: 16 << 20, rest: "\n{\"a\":1}\nlast"}
+		lr := NewLineReader(context.Background(), src, make([]byte, 64<<10), 1<<20)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		var got []string
+		for {
+			var l []byte
+			var err error
+			if match {
+				l, err = lr.NextMatch([]byte(`"a"`))
+			} else {
+				l, err = lr.Next()
+			}
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, string(l))
+		}
+		runtime.ReadMemStats(&after)
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4<<20 {
+			t.Errorf("match %v: %d MiB allocated to skip a 16 MiB line with a 1 MiB bound", match, alloc>>20)
+		}
+		want := []string{`{"a":1}`, "last"}
+		if match {
+			want = want[:1]
+		}
+		if strings.Join(got, "|") != strings.Join(want, "|") || lr.TooLong() != 1 || lr.TooLongLines()[0] != 1 {
+			var lens []int
+			for _, l := range got {
+				lens = append(lens, len(l))
+			}
+			t.Errorf("match %v: lines of %v bytes, too long %d at %v", match, lens, lr.TooLong(), lr.TooLongLines())
+		}
+		if n := 3; lr.Num() != n {
+			t.Errorf("match %v: %d lines, want %d", match, lr.Num(), n)
+		}
+	}
+}
+
+// A Reader reports a skipped line as corrupt and as a line that may have
+// held usage, with its number.
+func TestReaderReportsTooLongLine(t *testing.T) {
+	rd := Reader{MaxLine: 1 << 20}
+	sc := lineScanner{}
+	fu, err := rd.Read(context.Background(), &longLine{n: 4 << 20, rest: "\n{}\n"}, "x.jsonl", sc, Carries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fu.Corrupt != 1 || fu.RejectedCount != 1 || fu.Rejected[0].Line != 1 || fu.Lines != 2 {
+		t.Errorf("corrupt %d, rejected %+v, lines %d", fu.Corrupt, fu.Rejected, fu.Lines)
+	}
+}
+
+// lineScanner reads every line and records nothing.
+type lineScanner struct{}
+
+func (lineScanner) Classify(*session.Session, session.File) FileClass { return Carries }
+func (lineScanner) ScanUsage(lr *LineReader, fu *FileUsage) error {
+	for {
+		if _, err := lr.Next(); err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// A context that is done stops a read at its next refill.
+func TestLineReaderStopsWhenContextDone(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	lr := NewLineReader(ctx, &longLine{n: 1 << 20}, make([]byte, 4<<10), 0)
+	if _, err := lr.Next(); err != context.Canceled {
+		t.Fatalf("err %v, want context.Canceled", err)
 	}
 }
