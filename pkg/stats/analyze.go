@@ -205,6 +205,7 @@ func Analyze(ctx context.Context, s *session.Session, opt Options) (*Report, err
 	}
 
 	a := newAnalyzer(rep, opt)
+	a.ctx = ctx
 	turns, err := turnsOf(ctx, s)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Main, err)
@@ -235,6 +236,7 @@ func Analyze(ctx context.Context, s *session.Session, opt Options) (*Report, err
 }
 
 type analyzer struct {
+	ctx     context.Context
 	rep     *Report
 	opt     Options
 	counter *tokens.Counter
@@ -402,6 +404,9 @@ func (a *analyzer) countCut(raw []byte) bigCount {
 		batch, size = batch[:0], 0
 	}
 	chunks(raw, func(t string) {
+		if a.ctx != nil && a.ctx.Err() != nil {
+			return // the read stops at its next look at the context
+		}
 		c.pending += a.pending(t)
 		batch = append(batch, t)
 		if size += len(t); size >= countBatch {
@@ -548,7 +553,7 @@ func turnsOf(ctx context.Context, s *session.Session) ([]session.Turn, error) {
 	defer fh.Close()
 	// the listing needs the records' kinds and the start of each prompt:
 	// huge lines are read with their long strings cut (bigline.go)
-	l, err := checkpoint.List(newShortReader(fh), s.Agent)
+	l, err := checkpoint.List(newShortReader(ctx, fh), s.Agent)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"strconv"
@@ -200,18 +201,26 @@ func expand(text string, bigs []bigCount) (string, bigCount) {
 // shortReader streams a session file with the long strings of its huge
 // lines cut (no markers), line for line: for readers that only need a
 // file's structure (which records are prompts, checkpoints, rollbacks).
+// It stops with ctx.Err() when ctx is done.
 type shortReader struct {
+	ctx context.Context
 	r   *jsonl.Reader
 	buf []byte
 	err error
 }
 
-func newShortReader(r io.Reader) *shortReader { return &shortReader{r: jsonl.NewReader(r)} }
+func newShortReader(ctx context.Context, r io.Reader) *shortReader {
+	return &shortReader{ctx: ctx, r: jsonl.NewReader(r)}
+}
 
 func (s *shortReader) Read(p []byte) (int, error) {
 	for len(s.buf) == 0 {
 		if s.err != nil {
 			return 0, s.err
+		}
+		if err := s.ctx.Err(); err != nil {
+			s.err = err
+			continue
 		}
 		l, err := s.r.Next()
 		if err != nil {
