@@ -28,7 +28,7 @@ const (
 	// countChunk is how much of a long string is decoded and counted at a
 	// time, and countBatch how much is counted at once (on all cores).
 	countChunk = 256 << 10
-	countBatch = 8 * countChunk
+	countBatch = 4 * countChunk
 )
 
 // The marker of the n-th cut string of a line: private-use code points,
