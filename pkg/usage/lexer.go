@@ -354,16 +354,7 @@ func (l *Lexer) Number() (int64, NumKind) {
 		l.Skip()
 		return 0, NumOther
 	}
-	start := l.i
-	for l.i < len(l.b) {
-		switch c := l.b[l.i]; {
-		case c >= '0' && c <= '9', c == '-', c == '+', c == '.', c == 'e', c == 'E':
-			l.i++
-			continue
-		}
-		break
-	}
-	tok := l.b[start:l.i]
+	tok := l.numberToken()
 	if tok[0] == '-' {
 		if len(tok) == 2 && tok[1] == '0' {
 			return 0, NumOK
@@ -381,6 +372,20 @@ func (l *Lexer) Number() (int64, NumKind) {
 		v = v*10 + int64(d-'0')
 	}
 	return v, NumOK
+}
+
+// numberToken reads the bytes of a number (or of what passes for one).
+func (l *Lexer) numberToken() []byte {
+	start := l.i
+	for l.i < len(l.b) {
+		switch c := l.b[l.i]; {
+		case c >= '0' && c <= '9', c == '-', c == '+', c == '.', c == 'e', c == 'E':
+			l.i++
+			continue
+		}
+		break
+	}
+	return l.b[start:l.i]
 }
 
 // UnescapeJSON decodes the escapes of a JSON string body with
@@ -404,18 +409,9 @@ func (l *Lexer) Float() float64 {
 		l.Skip()
 		return 0
 	}
-	start := l.i
-	for l.i < len(l.b) {
-		switch c := l.b[l.i]; {
-		case c >= '0' && c <= '9', c == '-', c == '+', c == '.', c == 'e', c == 'E':
-			l.i++
-			continue
-		}
-		break
-	}
 	var f float64
 	var neg bool
-	tok := l.b[start:l.i]
+	tok := l.numberToken()
 	if len(tok) > 0 && tok[0] == '-' {
 		neg, tok = true, tok[1:]
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/session"
@@ -140,4 +141,26 @@ func (rd *Reader) read(ctx context.Context, r io.Reader, path string, sc Scanner
 type Explainer interface {
 	// WhereUsage says where the agent records usage.
 	WhereUsage() string
+}
+
+// Transcripts classifies the files of an agent whose usage is in its
+// transcripts (Claude Code, Codex, clawdcode): the main file's context is
+// the session's, subagents' transcripts record usage too, and sessctl's
+// rotations of either (<file>.N) are copies. also is added to the class of
+// the main and subagent *.jsonl files: CCUsage for an agent whose ccusage
+// view sessctl reproduces (ccusage lists *.jsonl, so never a rotation).
+func Transcripts(f session.File, also FileClass) FileClass {
+	switch {
+	case f.Dir:
+		return 0
+	case f.Role == session.FileRotation:
+		return Carries | Copy
+	case !strings.HasSuffix(f.Path, ".jsonl"):
+		return 0
+	case f.Role == session.FileMain:
+		return Carries | Gauge | also
+	case f.Role == session.FileSubagent:
+		return Carries | also
+	}
+	return 0
 }

@@ -3,7 +3,6 @@ package claude
 import (
 	"bytes"
 	"io"
-	"strings"
 
 	"github.com/sessctl/sessctl/pkg/session"
 	"github.com/sessctl/sessctl/pkg/usage"
@@ -22,19 +21,7 @@ import (
 // them (<file>.N, which a revert leaves holding the turns it removed) record
 // usage too, as copies: ccusage does not read them.
 func (Home) Classify(s *session.Session, f session.File) usage.FileClass {
-	switch {
-	case f.Dir:
-		return 0
-	case f.Role == session.FileRotation:
-		return usage.Carries | usage.Copy
-	case !strings.HasSuffix(f.Path, ".jsonl"):
-		return 0
-	case f.Role == session.FileMain:
-		return usage.Carries | usage.CCUsage | usage.Gauge
-	case f.Role == session.FileSubagent:
-		return usage.Carries | usage.CCUsage
-	}
-	return 0
+	return usage.Transcripts(f, usage.CCUsage)
 }
 
 type claudeUsageLine struct {

@@ -3,7 +3,6 @@ package clawdcode
 import (
 	"bytes"
 	"io"
-	"strings"
 
 	"github.com/sessctl/sessctl/pkg/session"
 	"github.com/sessctl/sessctl/pkg/usage"
@@ -14,19 +13,7 @@ import (
 // sessctl's rotations of it (<file>.N) are copies. ccusage does not read
 // clawdcode.
 func (Home) Classify(s *session.Session, f session.File) usage.FileClass {
-	switch {
-	case f.Dir:
-		return 0
-	case f.Role == session.FileRotation:
-		return usage.Carries | usage.Copy
-	case !strings.HasSuffix(f.Path, ".jsonl"):
-		return 0
-	case f.Role == session.FileMain:
-		return usage.Carries | usage.Gauge
-	case f.Role == session.FileSubagent:
-		return usage.Carries
-	}
-	return 0
+	return usage.Transcripts(f, 0)
 }
 
 // ScanUsage implements usage.Scanner: the sum of message.usage on

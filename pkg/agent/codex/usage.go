@@ -27,19 +27,7 @@ import (
 // rotation of a cut revert is the whole original, of which the live
 // rollout keeps a prefix, line for line; ccusage does not read them.
 func (Home) Classify(s *session.Session, f session.File) usage.FileClass {
-	switch {
-	case f.Dir:
-		return 0
-	case f.Role == session.FileRotation:
-		return usage.Carries | usage.Copy
-	case !strings.HasSuffix(f.Path, ".jsonl"):
-		return 0
-	case f.Role == session.FileMain:
-		return usage.Carries | usage.CCUsage | usage.Gauge
-	case f.Role == session.FileSubagent:
-		return usage.Carries | usage.CCUsage
-	}
-	return 0
+	return usage.Transcripts(f, usage.CCUsage)
 }
 
 type codexRaw struct {
