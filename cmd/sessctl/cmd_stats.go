@@ -4,15 +4,18 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/session"
 	"github.com/sessctl/sessctl/pkg/stats"
-	"github.com/sessctl/sessctl/pkg/tokens"
+	"github.com/sessctl/sessctl/pkg/usage"
 	"github.com/urfave/cli/v2"
 )
 
@@ -104,7 +107,8 @@ func runStats(env *appEnv, c *cli.Context, opt statsOptions) error {
 		if err != nil {
 			return err
 		}
-		return runStatsOne(env, namedFile(s, opt.args[0]), opt)
+		defer boundMemory([]*session.Session{s})()
+		return runStatsOne(c.Context, env, namedFile(s, opt.args[0]), opt)
 	}
 	res := discoverScope(env, opt.roots, opt.args)
 	if err := discoveryProblems(env, res, len(res.Sessions) == 0); err != nil {
@@ -120,7 +124,11 @@ func runStats(env *appEnv, c *cli.Context, opt statsOptions) error {
 		}
 		ss = append(ss, s)
 	}
-	if err := runStatsMany(env, dedupeCodex(ss), opt); err != nil {
+	// a session stored twice (a Codex rollout in sessions/ and in
+	// archived_sessions/) is counted once
+	ss = usage.Distinct(ss)
+	defer boundMemory(ss)()
+	if err := runStatsMany(c.Context, env, ss, opt); err != nil {
 		return err
 	}
 	if c.Context.Err() != nil {
@@ -139,28 +147,31 @@ func holdsSeveral(path string) bool {
 	return len(session.DiscoverPaths([]string{path}).Sessions) > 1
 }
 
-// dedupeCodex keeps one rollout per Codex thread: the same file can be in
-// sessions/ and archived_sessions/ (ccusage counts it once too, sessions/
-// winning).
-func dedupeCodex(ss []*session.Session) []*session.Session {
-	best := map[string]int{}
-	var out []*session.Session
+// boundMemory sets the Go runtime's soft memory limit for a stats run to
+// what stats needs: 64 MiB, twice the longest line it may hold (no line is
+// longer than the largest file, nor than the line bound), and room for the
+// requests of the files (one per few KiB). Stats reads a huge line more
+// than once (usage, turns, estimates) and each pass leaves a few copies of
+// it as garbage; left to its default pacing the collector lets the heap
+// double over them, and a 20 MB line took over 250 MB. The limit is soft:
+// the collector works harder near it and never fails an allocation. A
+// limit set by the user (GOMEMLIMIT) is kept. It returns the restore.
+func boundMemory(ss []*session.Session) func() {
+	if debug.SetMemoryLimit(-1) != math.MaxInt64 {
+		return func() {}
+	}
+	var total, longest int64
 	for _, s := range ss {
-		if s.Agent != session.Codex || s.ID == "" {
-			out = append(out, s)
-			continue
-		}
-		i, seen := best[s.ID]
-		if !seen {
-			best[s.ID] = len(out)
-			out = append(out, s)
-			continue
-		}
-		if strings.Contains(filepath.ToSlash(out[i].Main), "/archived_sessions/") && !strings.Contains(filepath.ToSlash(s.Main), "/archived_sessions/") {
-			out[i] = s
+		for _, f := range s.Files {
+			if !f.Dir {
+				total += f.Size
+				longest = max(longest, f.Size)
+			}
 		}
 	}
-	return out
+	longest = min(longest, jsonl.DefaultMaxLineSize)
+	old := debug.SetMemoryLimit(64<<20 + 2*longest + total/16)
+	return func() { debug.SetMemoryLimit(old) }
 }
 
 // bar renders a fraction as [#####     ].
@@ -177,19 +188,22 @@ func bar(frac float64, width int) string {
 
 // statsManyJSON is stats --json for many sessions.
 type statsManyJSON struct {
-	By        string                `json:"by"`
-	Totals    tokens.Totals         `json:"recorded"`
-	AsCCUsage tokens.Totals         `json:"as_ccusage"`
-	Groups    []stats.GroupRow      `json:"groups"`
-	Sessions  []*stats.SessionUsage `json:"sessions"`
-	Rejected  int                   `json:"rejected_lines"`
-	Corrupt   int                   `json:"corrupt_lines"`
+	By string `json:"by"`
+	// Totals is sessctl's count, AsCCUsage ccusage's (each says so in its
+	// "view"); InRotations the part of Totals only rotations hold.
+	Totals      usage.Totals          `json:"recorded"`
+	AsCCUsage   usage.Totals          `json:"as_ccusage"`
+	InRotations *usage.Totals         `json:"in_rotations,omitempty"`
+	Groups      []stats.GroupRow      `json:"groups"`
+	Sessions    []*stats.SessionUsage `json:"sessions"`
+	Rejected    int                   `json:"rejected_lines"`
+	Corrupt     int                   `json:"corrupt_lines"`
 	// CountedNotByCCUsage counts lines sessctl counts that ccusage drops
 	// silently (spaced JSON and the other cases in docs/stats.md).
 	CountedNotByCCUsage int `json:"counted_not_by_ccusage"`
 }
 
-func runStatsMany(env *appEnv, ss []*session.Session, opt statsOptions) error {
+func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt statsOptions) error {
 	// a project is its real working directory, as ls shows it: Claude Code's
 	// and clawdcode's folder names are escaped paths (one directory would
 	// be two projects beside Codex's cwd), so their transcripts' head says
@@ -198,19 +212,23 @@ func runStatsMany(env *appEnv, ss []*session.Session, opt statsOptions) error {
 		cwds = projectPaths(ss)
 	}
 	if opt.project != "" {
-		// the project of a Codex rollout is its working directory, known
-		// only once read; the others are filtered before the scan
+		// a session whose path names no project (a Codex rollout) has its
+		// working directory in the file, known only once read; the others
+		// are filtered before the scan
 		kept := ss[:0:0]
 		for _, s := range ss {
-			if s.Agent == session.Codex || strings.Contains(s.Project, opt.project) || strings.Contains(cwds[s], opt.project) {
+			if s.Project == "" || strings.Contains(s.Project, opt.project) || strings.Contains(cwds[s], opt.project) {
 				kept = append(kept, s)
 			}
 		}
 		ss = kept
 	}
 	pr := newProgress(opt.ctx, env, opt.progress, "scanning", 0, unitBytes)
-	sus := stats.Consumption(ss, pr.set)
+	sus, err := stats.Consumption(ctx, ss, pr.set)
 	pr.done()
+	if err != nil {
+		return err
+	}
 	for _, su := range sus {
 		if cwd := cwds[su.Session]; cwd != "" {
 			su.CWD = cwd
@@ -229,11 +247,20 @@ func runStatsMany(env *appEnv, ss []*session.Session, opt statsOptions) error {
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
-	out := statsManyJSON{By: opt.by, Groups: groups, Sessions: sus}
+	out := statsManyJSON{By: opt.by, Groups: groups, Sessions: sus,
+		Totals: usage.Totals{View: usage.ViewSessctl}, AsCCUsage: usage.Totals{View: usage.ViewCCUsage}}
+	ccusageView := false
 	for _, su := range sus {
 		out.Totals.Merge(su.Totals)
 		if su.AsCCUsage != nil {
 			out.AsCCUsage.Merge(*su.AsCCUsage)
+			ccusageView = true
+		}
+		if su.InRotations != nil {
+			if out.InRotations == nil {
+				out.InRotations = &usage.Totals{View: usage.ViewSessctl}
+			}
+			out.InRotations.Merge(*su.InRotations)
 		}
 		out.Rejected += su.Rejected
 		out.Corrupt += su.Corrupt
@@ -253,32 +280,40 @@ func runStatsMany(env *appEnv, ss []*session.Session, opt statsOptions) error {
 		fmt.Fprintf(env.stderr, "sessctl: no sessions found in %s\n", line(searched(env, opt.roots, opt.args)))
 		return nil
 	}
-	renderGroups(env.stdout, out, colorer{opt.color})
+	renderGroups(env.stdout, out, ccusageView, colorer{opt.color})
 	return nil
 }
 
-// projectPaths returns the real working directory of the Claude Code,
-// clawdcode and Kimi sessions among ss, where it is known (Codex's comes
-// with its usage scan).
+// projectPaths returns the real working directory of the sessions among
+// ss where their path does not say it: an absolute Project is one (Kimi's
+// kimi.json names it); otherwise the transcript's head does (Claude Code's
+// and clawdcode's folder names are escaped paths; Codex's comes with its
+// usage scan as well).
 func projectPaths(ss []*session.Session) map[*session.Session]string {
 	out := make(map[*session.Session]string, len(ss))
 	for _, s := range ss {
-		switch s.Agent {
-		case session.Claude, session.Clawdcode:
+		switch {
+		case filepath.IsAbs(s.Project):
+			out[s] = s.Project
+		case s.Project != "":
 			if cwd := session.HeadCWD(s); cwd != "" {
 				out[s] = cwd
-			}
-		case session.Kimi:
-			if filepath.IsAbs(s.Project) { // kimi.json named the work dir
-				out[s] = s.Project
 			}
 		}
 	}
 	return out
 }
 
-func renderGroups(w io.Writer, out statsManyJSON, col colorer) {
-	fmt.Fprintf(w, "Recorded usage by %s (tokens the APIs reported; cache read/write counted apart)\n\n", out.By)
+// sessctlView and ccusageView say, in the text output, which count a
+// number is (the JSON says it in each totals object's "view").
+const (
+	sessctlView = "sessctl's count: every file of each session, rotations and subagents included, each request once"
+	ccusageView = "ccusage 20.0.24's count: the *.jsonl files only, no rotations, by its rules"
+)
+
+func renderGroups(w io.Writer, out statsManyJSON, withCCUsage bool, col colorer) {
+	fmt.Fprintf(w, "Recorded usage by %s (tokens the APIs reported; cache read/write counted apart)\n", out.By)
+	fmt.Fprintf(w, "%s\n\n", sessctlView)
 	tw := trimWriter(w)
 	var short func(string) string
 	if out.By == stats.BySession {
@@ -337,6 +372,13 @@ func renderGroups(w io.Writer, out statsManyJSON, col colorer) {
 		fmt.Fprintf(w, "\n%s %s (--json has them per session; sessctl check shows every damaged line)\n",
 			col.yellow("note:"), strings.Join(notes, ", "))
 	}
+	if out.InRotations != nil {
+		fmt.Fprintf(w, "note: %s of these tokens are only in rotations (turns a revert removed); ccusage does not count them\n",
+			thousands(out.InRotations.Total()))
+	}
+	if withCCUsage && out.AsCCUsage.Total() != out.Totals.Total() {
+		fmt.Fprintf(w, "%s: %s tokens (%s)\n", col.dim("ccusage"), thousands(out.AsCCUsage.Total()), ccusageView)
+	}
 	if out.CountedNotByCCUsage > 0 {
 		fmt.Fprintf(w, "note: %s counted here %s dropped silently by ccusage (e.g. JSON with spaces after colons); see docs/stats.md\n",
 			plural(out.CountedNotByCCUsage, "usage line"), isAre(out.CountedNotByCCUsage))
@@ -352,7 +394,7 @@ type statsNotYet struct {
 	Records int           `json:"records"`
 }
 
-func runStatsOne(env *appEnv, s *session.Session, opt statsOptions) error {
+func runStatsOne(ctx context.Context, env *appEnv, s *session.Session, opt statsOptions) error {
 	if s.Agent == session.Unknown { // an empty file: nothing yet
 		if opt.json {
 			return writeJSON(env.stdout, statsNotYet{Agent: s.Agent, ID: s.ID, Main: s.Main})
@@ -361,7 +403,7 @@ func runStatsOne(env *appEnv, s *session.Session, opt statsOptions) error {
 		return nil
 	}
 	pr := newProgress(opt.ctx, env, opt.progress, "reading", 0, unitBytes)
-	rep, err := stats.Analyze(s, stats.Options{Window: opt.window, Top: opt.top, Heuristic: !opt.exact, Progress: pr.set})
+	rep, err := stats.Analyze(ctx, s, stats.Options{Window: opt.window, Top: opt.top, Heuristic: !opt.exact, Progress: pr.set})
 	pr.done()
 	if err != nil {
 		return err
@@ -429,10 +471,11 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 	fmt.Fprintf(w, "  %s %5.1f%% of %s (%s) — %s\n\n", b, c.Percent, thousands(int64(win.Tokens)), c.Basis, left)
 
 	t := su.Totals
-	fmt.Fprintf(w, "%s (recorded usage of all files, %s)\n", col.bold("Consumption"), plural(t.Requests, "request"))
+	fmt.Fprintf(w, "%s (recorded usage, %s; %s)\n", col.bold("Consumption"), plural(t.Requests, "request"),
+		strings.Replace(sessctlView, "each session", "the session", 1))
 	if t.Requests == 0 {
-		if rep.Agent == session.Kimi {
-			fmt.Fprintln(w, "  no recorded usage: Kimi CLI records billing usage only in wire.jsonl, and this session has none")
+		if ex, ok := session.As[usage.Explainer](rep.Agent); ok && len(su.Files) == 0 {
+			fmt.Fprintf(w, "  no recorded usage: %s, and this session has none\n", ex.WhereUsage())
 		} else {
 			fmt.Fprintln(w, "  no recorded usage in this session")
 		}
@@ -449,6 +492,13 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 		if t.Reasoning > 0 {
 			fmt.Fprintf(w, "  (output includes %s reasoning tokens)\n", thousands(t.Reasoning))
 		}
+	}
+	if su.InRotations != nil {
+		fmt.Fprintf(w, "  note: %s of these tokens are only in rotations (turns a revert removed)\n", thousands(su.InRotations.Total()))
+	}
+	if cc := su.AsCCUsage; cc != nil && cc.Total() != t.Total() {
+		fmt.Fprintf(w, "  ccusage: %s tokens in %s (%s)\n", thousands(cc.Total()), plural(cc.Requests, "request"),
+			strings.Replace(ccusageView, "the *.jsonl files", "this session's *.jsonl files", 1))
 	}
 	if su.Rejected > 0 {
 		fmt.Fprintf(w, "  %s %s not counted:", col.yellow("note:"), plural(su.Rejected, "usage line"))
@@ -517,14 +567,28 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 		if skipped > 0 {
 			fmt.Fprintf(w, "  (%s not shown; --json has all)\n", plural(skipped, "earlier "+rep.GrowthUnit))
 		}
+		// a STATE column only when some turn is not live (rolled back,
+		// rewound, compacted away): its number is then not what it was
+		states := false
+		for _, g := range rows {
+			states = states || g.State != session.Live.String()
+		}
+		head := []string{"  " + strings.ToUpper(rep.GrowthUnit), "LINE", "ADDED", "ESTIMATED", "RECORDED"}
+		if states {
+			head = append(head, "STATE")
+		}
 		tw = trimWriter(w)
-		tb = newTable(tw, "  "+strings.ToUpper(rep.GrowthUnit), "LINE", "ADDED", "ESTIMATED", "RECORDED")
+		tb = newTable(tw, head...)
 		for _, g := range rows {
 			rec := "-"
 			if g.Recorded >= 0 {
 				rec = thousands(g.Recorded)
 			}
-			tb.Append([]string{"  " + strconv.Itoa(g.N), strconv.Itoa(g.Line), thousands(g.Added), thousands(g.Estimated), rec})
+			row := []string{"  " + strconv.Itoa(g.N), strconv.Itoa(g.Line), thousands(g.Added), thousands(g.Estimated), rec}
+			if states {
+				row = append(row, strings.ReplaceAll(g.State, "_", " "))
+			}
+			tb.Append(row)
 		}
 		tb.Render()
 		flushTable(tw)

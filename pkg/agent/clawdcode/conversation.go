@@ -15,15 +15,15 @@ import (
 // repeated with the same words and time (sessctl's compaction tail copy) is
 // the same turn.
 
-// scan is one pass: the turns, and where the live part starts.
-type scan struct {
+// fileScan is one pass: the turns, and where the live part starts.
+type fileScan struct {
 	turns    []session.Turn
 	at       session.TurnIndex
 	boundary int64 // offset of the last compact_boundary, -1 when none
 }
 
-func scanFile(ctx context.Context, path string) (*scan, error) {
-	sc := &scan{boundary: -1}
+func scanFile(ctx context.Context, path string) (*fileScan, error) {
+	sc := &fileScan{boundary: -1}
 	byKey := map[string]int{}
 	err := session.ReadFileContext(ctx, path, Home{}, func(r *session.Record) error {
 		if r.Type == "system/compact_boundary" {

@@ -1,19 +1,26 @@
-package tokens
+// Package usage totals the recorded usage of agent sessions: what the model
+// APIs reported for each request, by each format's own rules
+// (shared/formats/tokens.md §4). This is the number bills are made of, and
+// the one ccusage sums; it is never mixed with estimates (pkg/tokens) or
+// with context gauges.
+//
+// The rules of each agent live in its home (pkg/agent/…): a home that
+// records usage implements Scanner, a fast reader of its files built on
+// this package's LineReader and Lexer. The package itself holds what is
+// common: the requests a scan yields (FileUsage), their de-duplication and
+// the two views (sessctl's and ccusage's) over many files (Ledger), and the
+// totals (Totals).
+package usage
 
 import (
 	"bytes"
-	"io"
-	"os"
+	"encoding/binary"
+	"math/bits"
 	"sort"
 	"time"
 
 	"github.com/sessctl/sessctl/pkg/session"
 )
-
-// Recorded usage: what the model API reported for each request, totalled by
-// each format's own rules (tokens.md §4). This is the number bills are made
-// of, and the one ccusage sums; it is never mixed with estimates or with
-// context gauges.
 
 // MaxRequestTokens bounds one usage field of one request. A larger value is
 // not a real API report (no model has a window near it) and the line is
@@ -23,7 +30,7 @@ const MaxRequestTokens = 1_000_000_000
 // Request is the recorded usage of one model request. It holds no
 // pointers, so that the long lists of them cost the garbage collector
 // nothing: its model is an id into the table of the FileUsage that holds
-// it, or of the Ledger once added there (FileUsage.Model, Ledger.Model).
+// it, or of the Ledger once added there (FileUsage.ModelID, Ledger.Model).
 type Request struct {
 	Usage session.Usage
 	Model ModelID
@@ -35,13 +42,23 @@ type Request struct {
 	// of the Add calls (0 for the first).
 	File int32
 
-	key, msgKey uint64 // Claude dedupe keys (message.id+requestId, message.id); 0 = none
-	sidechain   bool
-	speed       bool // the usage carried a speed field (ccusage's last tie-break)
+	// Key and MsgKey identify a response for de-duplication (Claude Code:
+	// message.id+requestId and message.id; Kimi: message_id for both);
+	// 0 = none: the request is counted wherever it appears, as ccusage
+	// does. Make them with HashKey.
+	Key, MsgKey uint64
+	// Sidechain marks a subagent's copy of a response; Speed that the
+	// usage carried a speed field (ccusage's last tie-break).
+	Sidechain, Speed bool
+	// Counted says whether sessctl counts the request; CCUsage whether
+	// ccusage 20.0.24 would (it silently drops some lines, and counts some
+	// that sessctl rejects).
+	Counted, CCUsage bool
 
-	// counted says whether sessctl counts the request; ccusage says whether
-	// ccusage 20.0.24 would (it silently drops some lines, see Drop).
-	counted, ccusage bool
+	// line identifies a counted request without Key by its line's bytes
+	// and how many lines with those bytes came before it in its file: a
+	// rotated copy of a file repeats both (FileUsage.Add).
+	line uint64
 }
 
 // Drop is why a line that carries usage is not counted by sessctl, or by
@@ -53,8 +70,10 @@ type Drop struct {
 
 // FileUsage is what one pass over one file found.
 type FileUsage struct {
-	Path  string
-	Agent session.Agent
+	Path string
+	// Class is what the file is to usage accounting (from the home's
+	// Classify).
+	Class FileClass
 	// Requests in file order (Claude: before de-duplication; Codex: one per
 	// counted change of the running total; Kimi: one per StatusUpdate).
 	Requests []Request
@@ -76,15 +95,19 @@ type FileUsage struct {
 	Corrupt int
 	// LastActivity is the newest timestamp of a counted request (Unix ms).
 	LastActivity int64
-	// Context is the latest context gauge the file recorded (-1 = none):
-	// Codex last_token_usage.total_tokens, Kimi StatusUpdate.context_tokens.
-	Context int64
+	// Context is the latest context gauge the file recorded (-1 = none),
+	// and ContextSource the field it came from: Codex
+	// last_token_usage.total_tokens, Kimi StatusUpdate.context_tokens.
+	Context       int64
+	ContextSource string
 	// Window is the context window the file recorded, 0 when none.
 	Window int64
-	// CWD is the working directory the file names (Codex session_meta).
+	// CWD is the working directory the file names, when the session's path
+	// does not say (Codex session_meta).
 	CWD string
 
 	models modelTable
+	lines  map[uint64]uint32 // line hash -> times seen, for Request.line
 }
 
 const maxDrops = 20
@@ -123,212 +146,49 @@ func (t *modelTable) id(name string) ModelID {
 	return id
 }
 
-func (f *FileUsage) reject(line int, reason string) {
-	f.RejectedCount++
-	if len(f.Rejected) < maxDrops {
-		f.Rejected = append(f.Rejected, Drop{line, reason})
+// ModelID returns the id of a model name in fu's table, adding it when new.
+func (fu *FileUsage) ModelID(name string) ModelID { return fu.models.id(name) }
+
+// Model returns the model name of one of fu's requests.
+func (fu *FileUsage) Model(r *Request) string { return fu.models.name(r.Model) }
+
+// Reject notes a line with usage that sessctl does not count, and why.
+func (fu *FileUsage) Reject(line int, reason string) {
+	fu.RejectedCount++
+	if len(fu.Rejected) < maxDrops {
+		fu.Rejected = append(fu.Rejected, Drop{line, reason})
 	}
 }
 
-func (f *FileUsage) sessctlOnly(line int, reason string) {
-	f.SessctlOnly++
-	if len(f.SessctlOnlyLines) < maxDrops {
-		f.SessctlOnlyLines = append(f.SessctlOnlyLines, Drop{line, reason})
+// CountedNotByCCUsage notes a line that sessctl counts and ccusage would
+// drop silently, and why ccusage drops it.
+func (fu *FileUsage) CountedNotByCCUsage(line int, reason string) {
+	fu.SessctlOnly++
+	if len(fu.SessctlOnlyLines) < maxDrops {
+		fu.SessctlOnlyLines = append(fu.SessctlOnlyLines, Drop{line, reason})
 	}
 }
 
-// A Scanner reads the recorded usage of files, reusing its buffers from one
-// file to the next. A Scanner is not safe for concurrent use; give each
-// goroutine its own.
-type Scanner struct {
-	buf  []byte
-	reqs []Request // a list to fill next, given back by Reuse
-}
-
-// Reuse gives the scanner a request list that is no longer needed (a
-// FileUsage's Requests once a Ledger has copied them), so that the next
-// file fills it instead of allocating one.
-func (sc *Scanner) Reuse(reqs []Request) {
-	if cap(reqs) > cap(sc.reqs) {
-		sc.reqs = reqs[:0]
+// Add appends a request; line is the line that recorded it.
+func (fu *FileUsage) Add(r Request, line []byte) {
+	if r.Counted && r.Time > fu.LastActivity {
+		fu.LastActivity = r.Time
 	}
-}
-
-// ScanFile reads the recorded usage of one file of agent a. role tells a
-// Kimi wire.jsonl from a context.jsonl (only the wire carries billing
-// usage); for other agents it is ignored. Memory does not grow with the
-// file, only with its longest line and its number of usage records.
-func ScanFile(path string, a session.Agent, role session.FileRole) (*FileUsage, error) {
-	return new(Scanner).ScanFile(path, a, role)
-}
-
-// ScanFile is the package function ScanFile with sc's buffers.
-func (sc *Scanner) ScanFile(path string, a session.Agent, role session.FileRole) (*FileUsage, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer fh.Close()
-	hint := 0
-	if fi, err := fh.Stat(); err == nil && fi.Mode().IsRegular() {
-		// about one usage line per 4 KiB of a transcript
-		hint = int(min(fi.Size()/4096, 1<<20))
-	}
-	return sc.scan(fh, path, a, role, hint)
-}
-
-// ScanReader is ScanFile over any reader; path only names the result.
-func ScanReader(r io.Reader, path string, a session.Agent, role session.FileRole) (*FileUsage, error) {
-	return new(Scanner).ScanReader(r, path, a, role)
-}
-
-// ScanReader is the package function ScanReader with sc's buffers.
-func (sc *Scanner) ScanReader(r io.Reader, path string, a session.Agent, role session.FileRole) (*FileUsage, error) {
-	return sc.scan(r, path, a, role, 0)
-}
-
-// scan reads one file; hint is the number of requests to make room for.
-func (sc *Scanner) scan(r io.Reader, path string, a session.Agent, role session.FileRole, hint int) (*FileUsage, error) {
-	if sc.buf == nil {
-		sc.buf = make([]byte, 256<<10)
-	}
-	lr := &lineReader{r: r, buf: sc.buf}
-	defer func() { sc.buf = lr.buf }()
-	fu := &FileUsage{Path: path, Agent: a, Context: -1}
-	switch {
-	case sc.reqs != nil:
-		fu.Requests, sc.reqs = sc.reqs[:0], nil
-	case hint > 0:
-		fu.Requests = make([]Request, 0, hint)
-	}
-	var err error
-	switch a {
-	case session.Claude:
-		err = scanClaude(lr, fu)
-	case session.Codex:
-		err = scanCodex(lr, fu)
-	case session.Kimi:
-		if role == session.FileWire {
-			err = scanKimiWire(lr, fu)
-		} else {
-			err = scanKimiContext(lr, fu)
+	if r.Counted && r.Key == 0 && line != nil {
+		// the k-th line with these bytes in this file: lines a client
+		// writes twice stay two requests (ccusage counts both), and a
+		// rotated copy's k-th is the same request
+		h := HashKey(line, nil, false)
+		if fu.lines == nil {
+			fu.lines = map[uint64]uint32{}
 		}
-	case session.Clawdcode:
-		err = scanClawd(lr, fu)
-	default:
-		return fu, nil
+		k := fu.lines[h]
+		fu.lines[h] = k + 1
+		var n [4]byte
+		binary.LittleEndian.PutUint32(n[:], k)
+		r.line = HashKey(line, n[:], true)
 	}
-	return fu, err
-}
-
-// lineReader yields the lines of a stream with their numbers from one
-// reusable buffer, which grows only to hold the longest line. Lines keep no
-// terminator (a trailing CR is kept; JSON white space makes it harmless).
-type lineReader struct {
-	r          io.Reader
-	buf        []byte
-	start, end int // unread bytes are buf[start:end]
-	eof        bool
-	num        int
-	torn       bool   // the last line had no newline
-	tail       []byte // that line, when nextMatch skipped it
-}
-
-func (lr *lineReader) next() ([]byte, error) {
-	scanFrom := lr.start
-	for {
-		if i := bytes.IndexByte(lr.buf[scanFrom:lr.end], '\n'); i >= 0 {
-			line := lr.buf[lr.start : scanFrom+i]
-			lr.start = scanFrom + i + 1
-			lr.num++
-			return line, nil
-		}
-		if lr.eof {
-			if lr.start == lr.end {
-				return nil, io.EOF
-			}
-			line := lr.buf[lr.start:lr.end]
-			lr.start = lr.end
-			lr.num++
-			lr.torn = true
-			return line, nil
-		}
-		scanned := lr.end - lr.start // no newline in these
-		if err := lr.fill(); err != nil {
-			return nil, err
-		}
-		scanFrom = lr.start + scanned
-	}
-}
-
-// nextMatch returns the next line that contains pat, skipping the lines
-// before it in one search over the buffer (they are counted, not looked
-// at). A last line without newline and without pat is left in lr.tail.
-func (lr *lineReader) nextMatch(pat []byte) ([]byte, error) {
-	for {
-		buf := lr.buf[lr.start:lr.end]
-		if i := bytes.Index(buf, pat); i >= 0 {
-			// skip whole lines up to the one holding the match (forward:
-			// IndexByte is vectorised, LastIndexByte is not)
-			ls := 0
-			for {
-				k := bytes.IndexByte(buf[ls:i], '\n')
-				if k < 0 {
-					break
-				}
-				ls += k + 1
-				lr.num++
-			}
-			lr.start += ls
-			// the line ends after the match: look for its newline from there
-			if k := bytes.IndexByte(buf[i:], '\n'); k >= 0 {
-				line := buf[ls : i+k]
-				lr.start += i + k + 1 - ls
-				lr.num++
-				return line, nil
-			}
-			return lr.next()
-		}
-		if last := bytes.LastIndexByte(buf, '\n'); last >= 0 {
-			lr.num += bytes.Count(buf[:last+1], []byte{'\n'})
-			lr.start += last + 1
-		}
-		if lr.eof {
-			if lr.start < lr.end {
-				lr.num++
-				lr.torn = true
-				lr.tail = lr.buf[lr.start:lr.end]
-				lr.start = lr.end
-			}
-			return nil, io.EOF
-		}
-		if err := lr.fill(); err != nil {
-			return nil, err
-		}
-	}
-}
-
-// fill reads more input after the unread bytes, moving them to the front
-// and growing the buffer when it is full.
-func (lr *lineReader) fill() error {
-	n := lr.end - lr.start
-	if lr.start > 0 {
-		copy(lr.buf, lr.buf[lr.start:lr.end])
-		lr.start, lr.end = 0, n
-	}
-	if lr.end == len(lr.buf) {
-		nb := make([]byte, 2*len(lr.buf))
-		copy(nb, lr.buf[:lr.end])
-		lr.buf = nb
-	}
-	m, err := lr.r.Read(lr.buf[lr.end:])
-	lr.end += m
-	if err == io.EOF {
-		lr.eof = true
-	} else if err != nil {
-		return err
-	}
-	return nil
+	fu.Requests = append(fu.Requests, r)
 }
 
 // Ledger totals requests over many files, applying Claude Code's
@@ -337,6 +197,12 @@ func (lr *lineReader) fill() error {
 // ccusage does) to get the same winners on every run. Requests without a
 // key (Codex, clawdcode) are kept as they are. The ledger copies what it
 // keeps, so a FileUsage's Requests can be dropped after Add.
+//
+// Rotated copies (FileClass Copy) are in sessctl's view and not in
+// ccusage's, which does not read them: a reverted session's spend stays
+// counted. A request a copy repeats is counted once: by its keys when it
+// has them, else by its line (a copy repeats the line byte for byte). Add
+// the copies after the files they copy.
 type Ledger struct {
 	files int32 // files added so far
 	// Requests are counted by sessctl, de-duplicated.
@@ -347,6 +213,7 @@ type Ledger struct {
 	CCUsage []Request
 
 	own, ccu dedupe
+	copied   map[uint64]struct{} // Request.line of the requests counted so far
 	models   modelTable
 	remap    []ModelID // file model id -> ledger model id, during Add
 	// diverged is set once a line was counted by one view and not the
@@ -383,21 +250,23 @@ func (d *dedupe) exact(e msgEntry, found bool, key uint64) (int32, bool) {
 func (d *dedupe) set(e msgEntry, found bool, r *Request, at int32) {
 	switch {
 	case !found:
-		e = msgEntry{key: r.key, at: at}
-	case e.key == r.key:
+		e = msgEntry{key: r.Key, at: at}
+	case e.key == r.Key:
 		e.at = at
 	default:
 		if d.more == nil {
 			d.more = map[uint64]int32{}
 		}
-		d.more[r.key] = at
+		d.more[r.Key] = at
 	}
 	e.latest = at
-	d.byMsg[r.msgKey] = e
+	d.byMsg[r.MsgKey] = e
 }
 
 // Add adds one file's requests and then releases them from fu. It returns
-// the list it released, which the caller may give to a Scanner's Reuse.
+// the list it released, which the caller may give to a Reader's Reuse.
+// Requests of a file that ccusage does not read (fu.Class) are not in the
+// ccusage view.
 func (lg *Ledger) Add(fu *FileUsage) []Request {
 	fi := lg.files
 	lg.files++
@@ -408,26 +277,46 @@ func (lg *Ledger) Add(fu *FileUsage) []Request {
 	for i := range fu.Requests {
 		r := &fu.Requests[i]
 		r.File = fi
+		if fu.Class&CCUsage == 0 {
+			r.CCUsage = false
+		}
 		if int(r.Model) < len(lg.remap) && r.Model > 0 {
 			r.Model = lg.remap[r.Model]
 		} else {
 			r.Model = 0
 		}
-		if r.counted != r.ccusage && !lg.diverged {
+		if r.Counted != r.CCUsage && !lg.diverged {
 			lg.diverged = true
 			lg.CCUsage = append([]Request(nil), lg.Requests...)
 			lg.ccu = lg.own.clone()
 		}
-		if r.counted {
+		if r.Counted && lg.first(r, fu.Class&Copy != 0) {
 			lg.Requests = lg.own.push(lg.Requests, r)
 		}
-		if r.ccusage && lg.diverged {
+		if r.CCUsage && lg.diverged {
 			lg.CCUsage = lg.ccu.push(lg.CCUsage, r)
 		}
 	}
 	reqs := fu.Requests
 	fu.Requests = nil
 	return reqs
+}
+
+// first reports whether a request is not one a rotated copy repeats: a
+// request without keys is known by its line; in a copy, a line seen before
+// is a request counted already.
+func (lg *Ledger) first(r *Request, copy bool) bool {
+	if r.Key != 0 || r.line == 0 {
+		return true
+	}
+	if lg.copied == nil {
+		lg.copied = map[uint64]struct{}{}
+	}
+	if _, seen := lg.copied[r.line]; seen {
+		return !copy
+	}
+	lg.copied[r.line] = struct{}{}
+	return true
 }
 
 // Grow makes room for about n more requests (a hint: it saves growing the
@@ -473,16 +362,16 @@ func (d *dedupe) clone() dedupe {
 // the one not on a sidechain, else the larger total, else the one with a
 // speed field.
 func (d *dedupe) push(list []Request, r *Request) []Request {
-	if r.key == 0 {
+	if r.Key == 0 {
 		return append(list, *r)
 	}
 	if d.byMsg == nil {
 		d.byMsg = map[uint64]msgEntry{}
 	}
-	e, found := d.byMsg[r.msgKey]
-	at, ok := d.exact(e, found, r.key)
+	e, found := d.byMsg[r.MsgKey]
+	at, ok := d.exact(e, found, r.Key)
 	// sidechain logs replay parent messages under a new requestId
-	if !ok && found && (r.sidechain || list[e.latest].sidechain) {
+	if !ok && found && (r.Sidechain || list[e.latest].Sidechain) {
 		at, ok = e.latest, true
 	}
 	if ok {
@@ -497,23 +386,40 @@ func (d *dedupe) push(list []Request, r *Request) []Request {
 }
 
 func better(c, e *Request) bool {
-	if c.sidechain != e.sidechain {
-		return e.sidechain
+	if c.Sidechain != e.Sidechain {
+		return e.Sidechain
 	}
 	if ct, et := c.Usage.Total(), e.Usage.Total(); ct != et {
 		return ct > et
 	}
-	return c.speed && !e.speed
+	return c.Speed && !e.Speed
 }
 
 // Totals is recorded usage summed, with a breakdown by model.
 type Totals struct {
+	// View says which count the numbers are: ViewSessctl or ViewCCUsage.
+	View View `json:"view,omitempty"`
 	session.Usage
 	Requests int                      `json:"requests"`
 	ByModel  map[string]session.Usage `json:"by_model,omitempty"`
 	// LastActivity is the newest request time.
 	LastActivity time.Time `json:"last_activity,omitzero"`
 }
+
+// View names one of the two counts of recorded usage.
+type View string
+
+// The two views of recorded usage (docs/stats.md).
+const (
+	// ViewSessctl is sessctl's count: every file of a session that records
+	// usage, rotated copies and subagents included, each request once, by
+	// each format's own rules.
+	ViewSessctl View = "sessctl"
+	// ViewCCUsage is what ccusage 20.0.24 counts for the same sessions: the
+	// *.jsonl files only (no rotations), by its rules, which drop some
+	// lines silently and keep some that sessctl rejects.
+	ViewCCUsage View = "ccusage 20.0.24"
+)
 
 // Add counts one request of the given model.
 func (t *Totals) Add(r *Request, model string) {
@@ -573,6 +479,9 @@ func (lg *Ledger) Totals(reqs []*Request) Totals {
 
 // Merge adds another Totals.
 func (t *Totals) Merge(o Totals) {
+	if t.View == "" {
+		t.View = o.View
+	}
 	t.Usage = t.Usage.Add(o.Usage)
 	t.Requests += o.Requests
 	for m, u := range o.ByModel {
@@ -599,9 +508,9 @@ func (t *Totals) Models() []string {
 	return ms
 }
 
-// parseMillis returns a timestamp in Unix milliseconds, with a fast path
+// ParseMillis returns a timestamp in Unix milliseconds, with a fast path
 // for the form every client writes (2026-11-22T02:58:38.406Z).
-func parseMillis(b []byte) (int64, error) {
+func ParseMillis(b []byte) (int64, error) {
 	if len(b) == 24 && b[4] == '-' && b[7] == '-' && b[10] == 'T' && b[13] == ':' && b[16] == ':' && b[19] == '.' && b[23] == 'Z' {
 		num := func(i, j int) int {
 			n := 0
@@ -621,11 +530,11 @@ func parseMillis(b []byte) (int64, error) {
 			}
 		}
 	}
-	return parseRFC3339(string(b))
+	return ParseRFC3339(string(b))
 }
 
-// parseRFC3339 returns a timestamp in Unix milliseconds.
-func parseRFC3339(s string) (int64, error) {
+// ParseRFC3339 returns a timestamp in Unix milliseconds.
+func ParseRFC3339(s string) (int64, error) {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
 		return 0, err
@@ -633,11 +542,11 @@ func parseRFC3339(s string) (int64, error) {
 	return t.UnixMilli(), nil
 }
 
-// looksCorrupt is the cheap test applied to lines the fast path does not
+// LooksCorrupt is the cheap test applied to lines the fast path does not
 // decode: a non-blank line that does not start with '{' and end with '}',
 // or a torn last line that is not valid JSON. It misses damage inside a
 // well-bracketed line; the single-session view validates every line.
-func looksCorrupt(line []byte, torn bool) bool {
+func LooksCorrupt(line []byte, torn bool) bool {
 	t := bytes.TrimSpace(line)
 	if len(t) == 0 {
 		return false
@@ -645,5 +554,37 @@ func looksCorrupt(line []byte, torn bool) bool {
 	if t[0] != '{' || t[len(t)-1] != '}' {
 		return true
 	}
-	return torn && !validLine(line)
+	return torn && !ValidLine(line)
+}
+
+// HashKey makes a Request key from an id and, when hasReq, a second id (a
+// request id: an empty one is not a missing one). Eight bytes at a time,
+// each word mixed in by a 64x64->128 multiply (as wyhash does); a collision
+// would merge two requests, and at 64 bits that needs billions of them. The
+// key is never 0.
+func HashKey(id, req []byte, hasReq bool) uint64 {
+	k := mixBytes(0x9e3779b97f4a7c15, id)
+	if hasReq {
+		k = mixBytes(k^0xff51afd7ed558ccd, req)
+	}
+	if k == 0 {
+		k = 1
+	}
+	return k
+}
+
+func mixBytes(h uint64, b []byte) uint64 {
+	const m1, m2 = 0xa0761d6478bd642f, 0xe7037ed1a0b428db
+	h ^= uint64(len(b)) * m1
+	for len(b) >= 8 {
+		hi, lo := bits.Mul64(h^binary.LittleEndian.Uint64(b), m2)
+		h = hi ^ lo
+		b = b[8:]
+	}
+	var t uint64
+	for i, c := range b {
+		t |= uint64(c) << (8 * i)
+	}
+	hi, lo := bits.Mul64(h^t^m1, m2)
+	return hi ^ lo
 }

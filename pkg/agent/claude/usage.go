@@ -1,18 +1,28 @@
-package tokens
+package claude
 
 import (
 	"bytes"
-	"encoding/binary"
 	"io"
-	"math/bits"
 
 	"github.com/sessctl/sessctl/pkg/session"
+	"github.com/sessctl/sessctl/pkg/usage"
 )
 
-// Claude Code: message.usage on assistant lines; one response is written as
-// several lines that repeat its usage (claude-code.md §3–§4). Lines are
-// read with a byte prefilter ("usage") and a lexer that looks only at the
-// fields below; everything else in a line is skipped without decoding.
+// Claude Code's recorded usage: message.usage on assistant lines; one
+// response is written as several lines that repeat its usage
+// (claude-code.md §3–§4), so each carries the keys the Ledger de-duplicates
+// by (message.id + requestId). Lines are read with a byte prefilter
+// ("usage") and a lexer that looks only at the fields below; everything
+// else in a line is skipped without decoding.
+
+// Classify implements usage.Scanner: every transcript of the session (the
+// main file and the subagents' *.jsonl) records usage and is what ccusage
+// reads; the main file's context is the session's. sessctl's rotations of
+// them (<file>.N, which a revert leaves holding the turns it removed) record
+// usage too, as copies: ccusage does not read them.
+func (Home) Classify(s *session.Session, f session.File) usage.FileClass {
+	return usage.Transcripts(f, usage.CCUsage)
+}
 
 type claudeUsageLine struct {
 	timestamp           []byte
@@ -29,115 +39,108 @@ type claudeUsageLine struct {
 	hasMessage          bool
 	hasUsage            bool
 	in, out, cc, cr     int64
-	inK, outK, ccK, crK numKind
+	inK, outK, ccK, crK usage.NumKind
 	split               bool // cache_creation object present
 	m5, h1              int64
-	m5K, h1K            numKind
+	m5K, h1K            usage.NumKind
 	speed               []byte
 	speedSeen           bool
 }
 
-func scanClaude(lr *lineReader, fu *FileUsage) error {
-	models := map[string]ModelID{} // raw model bytes -> id (no speed field)
+// ScanUsage implements usage.Scanner.
+func (Home) ScanUsage(lr *usage.LineReader, fu *usage.FileUsage) error {
+	models := map[string]usage.ModelID{} // raw model bytes -> id (no speed field)
 	var cl claudeUsageLine
 	for {
 		// only lines that can carry usage are looked at; the others are
 		// skipped in one search (the one-session report and check validate
 		// every line)
-		line, err := lr.nextMatch([]byte(`"usage"`))
+		line, err := lr.NextMatch([]byte(`"usage"`))
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			return err
 		}
-		claudeLine(line, lr.num, &cl, fu, models)
+		scanLine(line, lr.Num(), &cl, fu, models)
 	}
-	fu.Lines = lr.num
-	if lr.tail != nil && looksCorrupt(lr.tail, true) {
+	if lr.Tail() != nil && usage.LooksCorrupt(lr.Tail(), true) {
 		fu.Corrupt++
 	}
 	return nil
 }
 
-// validLine is a cheap check used only where a line's shape matters.
-func validLine(line []byte) bool {
-	l := lexer{b: line}
-	l.skip()
-	l.ws()
-	return !l.bad && l.i == len(l.b)
-}
-
-func claudeLine(line []byte, num int, cl *claudeUsageLine, fu *FileUsage, models map[string]ModelID) {
+func scanLine(line []byte, num int, cl *claudeUsageLine, fu *usage.FileUsage, models map[string]usage.ModelID) {
 	*cl = claudeUsageLine{}
-	l := lexer{b: line, watch: true}
-	ok := l.object(func(key []byte) {
+	l := usage.NewLexer(line)
+	l.Watch([]byte("usage"), ccusageNullKey)
+	ok := l.Object(func(key []byte) {
 		switch string(key) {
 		case "timestamp":
-			if l.peek() == '"' {
-				cl.timestamp = l.str()
+			if l.Peek() == '"' {
+				cl.timestamp = l.Str()
 				cl.tsSeen = true
 			}
 		case "isSidechain":
-			s, _ := l.literal()
+			s, _ := l.Literal()
 			cl.sidechain = s == "true"
 		case "requestId":
 			cl.reqSeen = true
-			if l.peek() == '"' {
-				cl.requestID = l.str()
+			if l.Peek() == '"' {
+				cl.requestID = l.Str()
 			} else {
 				cl.reqNull = true
 			}
 		case "sessionId":
-			if l.peek() == '"' {
-				raw := l.str()
+			if l.Peek() == '"' {
+				raw := l.Str()
 				cl.sessionEmpty = len(raw) == 0
 			}
 		case "version":
-			if l.peek() == '"' {
-				cl.version = l.str()
+			if l.Peek() == '"' {
+				cl.version = l.Str()
 				cl.versionSeen = true
 			}
 		case "message":
-			cl.hasMessage = l.peek() == '{'
-			l.object(func(k []byte) {
+			cl.hasMessage = l.Peek() == '{'
+			l.Object(func(k []byte) {
 				switch string(k) {
 				case "id":
-					if l.peek() == '"' {
-						cl.msgID = l.str()
+					if l.Peek() == '"' {
+						cl.msgID = l.Str()
 						cl.idSeen = true
 					}
 				case "model":
-					if l.peek() == '"' {
-						cl.model = l.str()
+					if l.Peek() == '"' {
+						cl.model = l.Str()
 						cl.modelSeen = true
 					}
 				case "usage":
-					cl.hasUsage = l.peek() == '{'
-					cl.inK, cl.outK, cl.ccK, cl.crK, cl.m5K, cl.h1K = numMissing, numMissing, numMissing, numMissing, numMissing, numMissing
-					l.object(func(u []byte) {
+					cl.hasUsage = l.Peek() == '{'
+					cl.inK, cl.outK, cl.ccK, cl.crK, cl.m5K, cl.h1K = usage.NumMissing, usage.NumMissing, usage.NumMissing, usage.NumMissing, usage.NumMissing, usage.NumMissing
+					l.Object(func(u []byte) {
 						switch string(u) {
 						case "input_tokens":
-							cl.in, cl.inK = l.number()
+							cl.in, cl.inK = l.Number()
 						case "output_tokens":
-							cl.out, cl.outK = l.number()
+							cl.out, cl.outK = l.Number()
 						case "cache_creation_input_tokens":
-							cl.cc, cl.ccK = l.number()
+							cl.cc, cl.ccK = l.Number()
 						case "cache_read_input_tokens":
-							cl.cr, cl.crK = l.number()
+							cl.cr, cl.crK = l.Number()
 						case "cache_creation":
-							cl.split = l.peek() == '{'
-							l.object(func(s []byte) {
+							cl.split = l.Peek() == '{'
+							l.Object(func(s []byte) {
 								switch string(s) {
 								case "ephemeral_5m_input_tokens":
-									cl.m5, cl.m5K = l.number()
+									cl.m5, cl.m5K = l.Number()
 								case "ephemeral_1h_input_tokens":
-									cl.h1, cl.h1K = l.number()
+									cl.h1, cl.h1K = l.Number()
 								}
 							})
 						case "speed":
-							if l.peek() == '"' {
-								cl.speed = l.str()
+							if l.Peek() == '"' {
+								cl.speed = l.Str()
 								cl.speedSeen = true
 							}
 						}
@@ -146,13 +149,12 @@ func claudeLine(line []byte, num int, cl *claudeUsageLine, fu *FileUsage, models
 			})
 		}
 	})
-	l.ws()
-	if !ok || l.bad || l.i != len(l.b) {
+	if !l.End() || !ok {
 		if len(bytes.TrimSpace(line)) > 0 {
 			fu.Corrupt++
 		}
 		if bytes.Contains(line, []byte(`"message"`)) {
-			fu.reject(num, "corrupt line (not valid JSON)")
+			fu.Reject(num, "corrupt line (not valid JSON)")
 		}
 		return
 	}
@@ -167,7 +169,7 @@ func claudeLine(line []byte, num int, cl *claudeUsageLine, fu *FileUsage, models
 	for _, f := range []struct {
 		name     string
 		v        int64
-		k        numKind
+		k        usage.NumKind
 		optional bool
 	}{
 		{"input_tokens", cl.in, cl.inK, false}, {"output_tokens", cl.out, cl.outK, false},
@@ -176,9 +178,9 @@ func claudeLine(line []byte, num int, cl *claudeUsageLine, fu *FileUsage, models
 		{"cache_creation.ephemeral_1h_input_tokens", cl.h1, cl.h1K, true},
 	} {
 		switch {
-		case f.k == numOK && f.v > MaxRequestTokens:
+		case f.k == usage.NumOK && f.v > usage.MaxRequestTokens:
 			reason = "usage." + f.name + " is absurdly large"
-		case f.k == numOK, f.optional && (f.k == numMissing || f.k == numNull):
+		case f.k == usage.NumOK, f.optional && (f.k == usage.NumMissing || f.k == usage.NumNull):
 			continue
 		default:
 			reason = "usage." + f.name + " is " + f.k.String()
@@ -186,20 +188,20 @@ func claudeLine(line []byte, num int, cl *claudeUsageLine, fu *FileUsage, models
 		break
 	}
 	counted := reason == ""
-	ms, tsErr := parseMillis(cl.timestamp)
+	ms, tsErr := usage.ParseMillis(cl.timestamp)
 
 	// ccusage 20.0.24's rule (tokens.md §6), to report where it differs.
 	ccReason := ""
 	switch {
-	case !l.usageBrace:
+	case !l.BraceSeen():
 		ccReason = "spaced JSON: no exact \"usage\":{ bytes"
-	case l.nullKey:
+	case l.NullSeen():
 		ccReason = "a key it requires non-null is null"
 	case !cl.tsSeen || tsErr != nil:
 		ccReason = "missing or unparseable timestamp"
-	case cl.inK != numOK || cl.outK != numOK:
+	case cl.inK != usage.NumOK || cl.outK != usage.NumOK:
 		ccReason = "input_tokens/output_tokens not an unsigned integer"
-	case !okOrMissing(cl.ccK) || !okOrMissing(cl.crK) || (cl.split && (!okOrMissing(cl.m5K) || !okOrMissing(cl.h1K))):
+	case !cl.ccK.OKOrMissing() || !cl.crK.OKOrMissing() || (cl.split && (!cl.m5K.OKOrMissing() || !cl.h1K.OKOrMissing())):
 		ccReason = "cache field not an unsigned integer"
 	case cl.versionSeen && !semverPrefix(string(cl.version)):
 		ccReason = "version is not digits.digits.digit"
@@ -209,19 +211,19 @@ func claudeLine(line []byte, num int, cl *claudeUsageLine, fu *FileUsage, models
 	}
 	cc := ccReason == ""
 	if !counted {
-		fu.reject(num, reason)
+		fu.Reject(num, reason)
 		if cc {
 			fu.CCUsageOnly++
 		}
 	} else if !cc && cl.in+cl.out+cl.cc+cl.cr+cl.m5+cl.h1 > 0 {
 		// (a line with zero usage changes no total: not worth a note)
-		fu.sessctlOnly(num, ccReason)
+		fu.CountedNotByCCUsage(num, ccReason)
 	}
 	if !counted && !cc {
 		return
 	}
 
-	req := Request{Line: int32(num), sidechain: cl.sidechain, speed: cl.speedSeen, counted: counted, ccusage: cc}
+	req := usage.Request{Line: int32(num), Sidechain: cl.sidechain, Speed: cl.speedSeen, Counted: counted, CCUsage: cc}
 	req.Usage = session.Usage{Input: cl.in, Output: cl.out, CacheRead: cl.cr, CacheCreation: cl.cc}
 	if cl.split {
 		req.Usage.CacheCreation = cl.m5 + cl.h1
@@ -234,58 +236,23 @@ func claudeLine(line []byte, num int, cl *claudeUsageLine, fu *FileUsage, models
 	} else {
 		model := string(cl.model)
 		if bytes.IndexByte(cl.model, '\\') >= 0 {
-			model = unescapeJSON(cl.model)
+			model = usage.UnescapeJSON(cl.model)
 		}
 		if model == "<synthetic>" {
 			model = ""
 		} else if model != "" && string(cl.speed) == "fast" {
 			model += "-fast"
 		}
-		req.Model = fu.models.id(model)
+		req.Model = fu.ModelID(model)
 		if cl.speed == nil {
 			models[string(cl.model)] = req.Model
 		}
 	}
 	if len(cl.msgID) > 0 {
-		req.key = hashKey(cl.msgID, cl.requestID, cl.reqSeen && !cl.reqNull)
-		req.msgKey = hashKey(cl.msgID, nil, false)
+		req.Key = usage.HashKey(cl.msgID, cl.requestID, cl.reqSeen && !cl.reqNull)
+		req.MsgKey = usage.HashKey(cl.msgID, nil, false)
 	}
-	if counted && req.Time > fu.LastActivity {
-		fu.LastActivity = req.Time
-	}
-	fu.Requests = append(fu.Requests, req)
-}
-
-func okOrMissing(k numKind) bool { return k == numOK || k == numMissing }
-
-func hashKey(id, req []byte, hasReq bool) uint64 {
-	// eight bytes at a time, each word mixed in by a 64x64->128 multiply
-	// (as wyhash does); a collision would merge two requests, and at 64
-	// bits that needs billions of them
-	k := mixBytes(0x9e3779b97f4a7c15, id)
-	if hasReq {
-		k = mixBytes(k^0xff51afd7ed558ccd, req)
-	}
-	if k == 0 {
-		k = 1
-	}
-	return k
-}
-
-func mixBytes(h uint64, b []byte) uint64 {
-	const m1, m2 = 0xa0761d6478bd642f, 0xe7037ed1a0b428db
-	h ^= uint64(len(b)) * m1
-	for len(b) >= 8 {
-		hi, lo := bits.Mul64(h^binary.LittleEndian.Uint64(b), m2)
-		h = hi ^ lo
-		b = b[8:]
-	}
-	var t uint64
-	for i, c := range b {
-		t |= uint64(c) << (8 * i)
-	}
-	hi, lo := bits.Mul64(h^t^m1, m2)
-	return hi ^ lo
+	fu.Add(req, line)
 }
 
 // ccusageNullKey says whether ccusage rejects a line in which this key is

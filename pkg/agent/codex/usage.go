@@ -1,11 +1,14 @@
-package tokens
+package codex
 
 import (
 	"bytes"
 	"io"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/sessctl/sessctl/pkg/session"
+	"github.com/sessctl/sessctl/pkg/usage"
 )
 
 // Codex: event_msg token_count events carry the thread's running total
@@ -18,9 +21,14 @@ import (
 // ccusage's rule, computed beside it for comparison: when the total changes
 // count last_token_usage, else the difference.
 
-// DefaultCodexModel is the model assumed for usage before any turn_context
-// names one (ccusage's fallback too).
-const DefaultCodexModel = "gpt-5"
+// Classify implements usage.Scanner: the rollout records usage, ccusage
+// reads it, and its context and working directory are the session's.
+// sessctl's rotations of it (<rollout>.N) record usage too, as copies: a
+// rotation of a cut revert is the whole original, of which the live
+// rollout keeps a prefix, line for line; ccusage does not read them.
+func (Home) Classify(s *session.Session, f session.File) usage.FileClass {
+	return usage.Transcripts(f, usage.CCUsage)
+}
 
 type codexRaw struct {
 	in, cached, write, out, reasoning, total int64
@@ -52,25 +60,26 @@ type codexState struct {
 	prevVal codexRaw
 }
 
-func scanCodex(lr *lineReader, fu *FileUsage) error {
+// ScanUsage implements usage.Scanner. The model is the latest
+// turn_context's, DefaultModel before any (ccusage's fallback too).
+func (Home) ScanUsage(lr *usage.LineReader, fu *usage.FileUsage) error {
 	own, ccu := codexState{}, codexState{}
-	model, ccModel := DefaultCodexModel, DefaultCodexModel
+	model, ccModel := DefaultModel, DefaultModel
 	for {
-		line, err := lr.next()
+		line, err := lr.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			return err
 		}
-		fu.Lines++
-		if fu.CWD == "" && lr.num <= 3 && bytes.Contains(line, []byte("session_meta")) {
+		if fu.CWD == "" && lr.Num() <= 3 && bytes.Contains(line, []byte("session_meta")) {
 			fu.CWD = codexCWD(line)
 		}
 		isTC := bytes.Contains(line, []byte("token_count"))
 		isTurn := !isTC && bytes.Contains(line, []byte("turn_context"))
 		if !isTC && !isTurn {
-			if looksCorrupt(line, lr.torn) {
+			if usage.LooksCorrupt(line, lr.Torn()) {
 				fu.Corrupt++
 			}
 			continue
@@ -79,7 +88,7 @@ func scanCodex(lr *lineReader, fu *FileUsage) error {
 		if !ok {
 			fu.Corrupt++
 			if isTC {
-				fu.reject(lr.num, "corrupt token_count line (not valid JSON)")
+				fu.Reject(lr.Num(), "corrupt token_count line (not valid JSON)")
 			}
 			continue
 		}
@@ -101,7 +110,7 @@ func scanCodex(lr *lineReader, fu *FileUsage) error {
 			fu.Window = ev.window
 		}
 		if ev.last != nil && ev.last.bad == "" {
-			fu.Context = ev.last.total
+			fu.Context, fu.ContextSource = ev.last.total, "last_token_usage.total_tokens"
 		}
 		if (ev.total != nil && ev.total.bad != "") || (ev.last != nil && ev.last.bad != "") {
 			why := ""
@@ -110,7 +119,7 @@ func scanCodex(lr *lineReader, fu *FileUsage) error {
 			} else {
 				why = ev.last.bad
 			}
-			fu.reject(lr.num, "token_count "+why)
+			fu.Reject(lr.Num(), "token_count "+why)
 			continue
 		}
 		ccVisible := ccSees("event_msg") && ccSees("token_count")
@@ -136,27 +145,25 @@ func scanCodex(lr *lineReader, fu *FileUsage) error {
 		if counted && !cc {
 			switch {
 			case !ccVisible:
-				fu.sessctlOnly(lr.num, "spaced JSON: no exact \"type\":\"token_count\" bytes")
+				fu.CountedNotByCCUsage(lr.Num(), "spaced JSON: no exact \"type\":\"token_count\" bytes")
 			case ev.timestamp == "":
-				fu.sessctlOnly(lr.num, "no timestamp")
+				fu.CountedNotByCCUsage(lr.Num(), "no timestamp")
 			}
 		}
+		num := int32(lr.Num())
 		if counted {
-			req := Request{Line: int32(lr.num), Time: t, Model: fu.models.id(model), Usage: d.usage(), counted: true}
+			req := usage.Request{Line: num, Time: t, Model: fu.ModelID(model), Usage: d.usage(), Counted: true}
 			if cc && cd == d && ccModel == model {
-				req.ccusage = true
-				fu.Requests = append(fu.Requests, req)
+				req.CCUsage = true
+				fu.Add(req, line)
 			} else {
-				fu.Requests = append(fu.Requests, req)
+				fu.Add(req, line)
 				if cc {
-					fu.Requests = append(fu.Requests, Request{Line: int32(lr.num), Time: t, Model: fu.models.id(ccModel), Usage: cd.usage(), ccusage: true})
+					fu.Add(usage.Request{Line: num, Time: t, Model: fu.ModelID(ccModel), Usage: cd.usage(), CCUsage: true}, line)
 				}
 			}
-			if t > fu.LastActivity {
-				fu.LastActivity = t
-			}
 		} else {
-			fu.Requests = append(fu.Requests, Request{Line: int32(lr.num), Time: t, Model: fu.models.id(ccModel), Usage: cd.usage(), ccusage: true})
+			fu.Add(usage.Request{Line: num, Time: t, Model: fu.ModelID(ccModel), Usage: cd.usage(), CCUsage: true}, line)
 		}
 	}
 	return nil
@@ -224,38 +231,38 @@ type codexEv struct {
 
 func codexEvent(line []byte) (*codexEv, bool) {
 	ev := &codexEv{}
-	l := lexer{b: line}
-	ok := l.object(func(k []byte) {
+	l := usage.NewLexer(line)
+	ok := l.Object(func(k []byte) {
 		switch string(k) {
 		case "timestamp":
-			if l.peek() == '"' {
-				ev.timestamp = l.text()
+			if l.Peek() == '"' {
+				ev.timestamp = l.Text()
 			}
 		case "type":
-			if l.peek() == '"' {
-				ev.typ = l.text()
+			if l.Peek() == '"' {
+				ev.typ = l.Text()
 			}
 		case "payload":
-			l.object(func(p []byte) {
+			l.Object(func(p []byte) {
 				switch string(p) {
 				case "type":
-					if l.peek() == '"' {
-						ev.ptype = l.text()
+					if l.Peek() == '"' {
+						ev.ptype = l.Text()
 					}
 				case "model":
-					if l.peek() == '"' {
-						ev.model = l.text()
+					if l.Peek() == '"' {
+						ev.model = l.Text()
 					}
 				case "info":
-					ev.info = l.peek() == '{'
-					l.object(func(i []byte) {
+					ev.info = l.Peek() == '{'
+					l.Object(func(i []byte) {
 						switch string(i) {
 						case "total_token_usage":
-							ev.total = codexUsage(&l)
+							ev.total = scanUsageFields(&l)
 						case "last_token_usage":
-							ev.last = codexUsage(&l)
+							ev.last = scanUsageFields(&l)
 						case "model_context_window":
-							if v, k := l.number(); k == numOK {
+							if v, k := l.Number(); k == usage.NumOK {
 								ev.window = v
 							}
 						}
@@ -264,17 +271,16 @@ func codexEvent(line []byte) (*codexEv, bool) {
 			})
 		}
 	})
-	l.ws()
-	return ev, ok && !l.bad && l.i == len(l.b)
+	return ev, l.End() && ok
 }
 
-func codexUsage(l *lexer) *codexRaw {
-	if l.peek() != '{' {
-		l.skip()
+func scanUsageFields(l *usage.Lexer) *codexRaw {
+	if l.Peek() != '{' {
+		l.Skip()
 		return nil
 	}
 	u := &codexRaw{}
-	l.object(func(k []byte) {
+	l.Object(func(k []byte) {
 		var dst *int64
 		switch string(k) {
 		case "input_tokens":
@@ -292,12 +298,12 @@ func codexUsage(l *lexer) *codexRaw {
 		default:
 			return
 		}
-		v, kind := l.number()
+		v, kind := l.Number()
 		switch {
-		case kind == numNull:
-		case kind != numOK:
+		case kind == usage.NumNull:
+		case kind != usage.NumOK:
 			u.bad = string(k) + " is " + kind.String()
-		case v > MaxRequestTokens*1000: // running totals may legitimately exceed one request's bound
+		case v > usage.MaxRequestTokens*1000: // running totals may legitimately exceed one request's bound
 			u.bad = string(k) + " is absurdly large"
 		default:
 			*dst = v
@@ -309,15 +315,28 @@ func codexUsage(l *lexer) *codexRaw {
 // codexCWD returns session_meta.payload.cwd.
 func codexCWD(line []byte) string {
 	cwd := ""
-	l := lexer{b: line}
-	l.object(func(k []byte) {
+	l := usage.NewLexer(line)
+	l.Object(func(k []byte) {
 		if string(k) == "payload" {
-			l.object(func(p []byte) {
-				if string(p) == "cwd" && l.peek() == '"' {
-					cwd = l.text()
+			l.Object(func(p []byte) {
+				if string(p) == "cwd" && l.Peek() == '"' {
+					cwd = l.Text()
 				}
 			})
 		}
 	})
 	return cwd
+}
+
+// TwinKey implements usage.Twins: a thread's rollout may be both in
+// sessions/ and in archived_sessions/; the one in sessions/ is counted
+// (ccusage counts such a pair once too, sessions/ winning).
+func (Home) TwinKey(s *session.Session) (string, int) {
+	if s.ID == "" {
+		return "", 0
+	}
+	if strings.Contains(filepath.ToSlash(s.Main), "/archived_sessions/") {
+		return s.ID, 1
+	}
+	return s.ID, 0
 }
