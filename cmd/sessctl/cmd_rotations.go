@@ -11,9 +11,6 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// timeZero is a fixed time for computing the length of a generated line.
-var timeZero = time.Unix(0, 0)
-
 func fileSize(path string) int64 {
 	fi, err := os.Stat(path)
 	if err != nil {
