@@ -144,6 +144,9 @@ func renderCompact(env *appEnv, r *compact.Result, col colorer) {
 	if r.CorruptTail > 0 {
 		fmt.Fprintf(w, "%s %d corrupt lines in the kept tail were left out of the new context\n", col.yellow("warning:"), r.CorruptTail)
 	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note:     %s\n", n)
+	}
 	if r.NoUserMessage {
 		fmt.Fprintf(w, "%s the session has no user message; the summary lists no request\n", col.yellow("warning:"))
 	}
