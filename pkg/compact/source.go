@@ -68,7 +68,6 @@ func (s *fileSource) LineAt(off int64) ([]byte, error) {
 	return line, nil
 }
 
-
 func (s *fileSource) Backward(ctx context.Context, fn func(off int64, raw []byte) (bool, error)) error {
 	const block = 64 << 10
 	var pending [][]byte // the pieces of the line being read, last piece first
