@@ -27,10 +27,34 @@ import (
 // §6); the summary follows after a newline.
 const SummaryPrefix = "Another language model started to solve this problem and produced a summary of its thinking process. You also have access to the state of the tools that were used by that language model. Use this to build on the work that has already been done and avoid duplicating work. Here is the summary produced by the other language model, use the information in this summary to assist with your own analysis:"
 
-// contextPrefixes start user messages that Codex injects as context.
+// contextPrefixes start the user messages that Codex itself calls
+// contextual (codex-rs is_contextual_user_message_content): context it
+// injects, never a user turn, never a boundary a rollback counts. The
+// e2e oracle drops them from both sides of its comparison
+// (InjectedContext), and decoding marks them not typed by the user.
 var contextPrefixes = []string{
-	"<environment_context>", "<user_instructions>", "<permissions instructions>", "<skills_instructions>",
-	"# AGENTS.md instructions", "<INSTRUCTIONS>",
+	"<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<INSTRUCTIONS>",
+	"<skills_instructions>", "<skill>", "<permissions instructions>", "<user_shell_command>",
+	"<turn_aborted>", "<subagent_notification>",
+}
+
+// Contextual reports whether a user message's text is context Codex
+// injects (see contextPrefixes).
+func Contextual(text string) bool { return session.HasAnyPrefix(text, contextPrefixes...) }
+
+// InjectedContext reports whether a message is context Codex adds on its
+// own: developer and system messages (the base instructions, permissions,
+// skills) and the contextual user messages. It is the one rule by which
+// the e2e oracle leaves injected context out (docs/show.md, "What the
+// oracle compares"); show marks every such message injected.
+func (Home) InjectedContext(role session.Role, text string) bool {
+	switch role {
+	case session.RoleDeveloper, session.RoleSystem:
+		return true
+	case session.RoleUser:
+		return Contextual(text)
+	}
+	return false
 }
 
 // entry is one item of the rebuilt history: a line, or item sub of a
@@ -303,7 +327,7 @@ func replacement(line []byte) []replItem {
 			case m.Role == "developer" || m.Role == "system":
 				it.inject = true
 			case m.Role == "user" && strings.HasPrefix(text, SummaryPrefix):
-			case m.Role == "user" && session.HasAnyPrefix(text, contextPrefixes...):
+			case m.Role == "user" && Contextual(text):
 				it.inject = true
 			case m.Role == "user":
 				it.user = true
