@@ -56,8 +56,10 @@ func (it Item) String() string {
 //     calls, tool_result blocks tool results, thinking blocks thinking
 //     (redacted_thinking with an empty text). The system prompt (the
 //     top-level "system") is not part of it.
-//   - Responses API: every input[] item: a message gives one text item
-//     per text part (input_text, output_text); function_call and
+//   - Responses API: every input[] item: a message is one text item, its
+//     text parts (input_text, output_text) joined by "\n" (as a rollout
+//     keeps one message per line, and Codex sends each as it is, where
+//     Claude Code merges lines into messages); function_call and
 //     custom_tool_call are tool calls (their arguments or input as
 //     text), function_call_output and custom_tool_call_output tool
 //     results, reasoning a thinking item with its summary texts joined
@@ -153,9 +155,13 @@ func (req *responsesRequest) items() ([]Item, error) {
 		}
 		switch {
 		case f.Type == "message" || f.Type == "" && f.Role != "":
+			var texts []string
 			for _, t := range partsText(f.Content) {
-				out = append(out, Item{Role: f.Role, Type: ItemText, Text: t})
+				if t != "" {
+					texts = append(texts, t)
+				}
 			}
+			out = append(out, Item{Role: f.Role, Type: ItemText, Text: strings.Join(texts, "\n")})
 		case f.Type == "function_call":
 			out = append(out, Item{Role: "assistant", Type: ItemToolCall, Name: f.Name, ID: f.CallID, Text: f.Arguments})
 		case f.Type == "custom_tool_call":

@@ -49,11 +49,15 @@ func TestItemsMessages(t *testing.T) {
 	}
 }
 
-// TestItemsResponses: a Responses request flattens item by item (one text
-// item per text part); reasoning items carry their summary.
+// TestItemsResponses: a Responses request flattens item by item (a
+// message's text parts joined); reasoning items carry their summary.
 func TestItemsResponses(t *testing.T) {
 	body := codexBody(t,
 		codexUser("list the files"),
+		map[string]any{"type": "message", "role": "developer", "content": []any{
+			map[string]any{"type": "input_text", "text": "<permissions instructions>p</permissions instructions>"},
+			map[string]any{"type": "input_text", "text": ""},
+			map[string]any{"type": "input_text", "text": "<skills_instructions>s</skills_instructions>"}}},
 		map[string]any{"type": "reasoning", "summary": []any{map[string]any{"type": "summary_text", "text": "think"}}, "encrypted_content": "x"},
 		map[string]any{"type": "message", "role": "assistant", "content": []any{map[string]any{"type": "output_text", "text": "Let me list the files."}}},
 		map[string]any{"type": "function_call", "name": "exec_command", "arguments": `{"cmd":"ls"}`, "call_id": "call_1"},
@@ -64,6 +68,7 @@ func TestItemsResponses(t *testing.T) {
 		{Role: "developer", Type: ItemText, Text: "You are a coding agent running in the Codex CLI"},
 		{Role: "user", Type: ItemText, Text: "<environment_context>\n  <cwd>/x</cwd>\n</environment_context>"},
 		{Role: "user", Type: ItemText, Text: "list the files"},
+		{Role: "developer", Type: ItemText, Text: "<permissions instructions>p</permissions instructions>\n<skills_instructions>s</skills_instructions>"},
 		{Role: "assistant", Type: ItemThinking, Text: "think"},
 		{Role: "assistant", Type: ItemText, Text: "Let me list the files."},
 		{Role: "assistant", Type: ItemToolCall, Name: "exec_command", ID: "call_1", Text: `{"cmd":"ls"}`},
