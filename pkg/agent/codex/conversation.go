@@ -185,21 +185,27 @@ func replayFile(ctx context.Context, path string) (*replay, error) {
 	return rp, err
 }
 
-// dropUserTurns is ContextManager.drop_last_n_user_turns: the history from
-// the n-th last user message on goes, with the injected messages right
-// above it.
+// dropUserTurns is ContextManager.drop_last_n_user_turns: the history
+// from the n-th last user message on goes, with the context messages right
+// above it, but never what came before the first user message (with more
+// rollbacks than user messages, the history is cut at the first one and
+// what precedes it stays whole). Both halves were seen in 0.169's requests
+// by the e2e oracle.
 func (rp *replay) dropUserTurns(n int) {
-	cut := len(rp.hist)
-	for i := len(rp.hist) - 1; i >= 0 && n > 0; i-- {
+	cut, first := len(rp.hist), -1
+	for i := len(rp.hist) - 1; i >= 0; i-- {
 		if rp.hist[i].user {
-			cut = i
-			n--
+			first = i
+			if n > 0 {
+				cut = i
+				n--
+			}
 		}
 	}
 	if cut == len(rp.hist) {
 		return
 	}
-	for cut > 0 && rp.hist[cut-1].inject {
+	for cut > first && rp.hist[cut-1].inject {
 		cut--
 	}
 	for _, e := range rp.hist[cut:] {

@@ -1,9 +1,13 @@
 package codex
 
 import (
+	"context"
 	"encoding/json"
+	"path/filepath"
+	"sort"
 	"testing"
 
+	"github.com/sessctl/sessctl/internal/oracle"
 	"github.com/sessctl/sessctl/pkg/session"
 )
 
@@ -45,5 +49,39 @@ func TestInjectedContext(t *testing.T) {
 		if (Home{}).InjectedContext(role, "<environment_context>") {
 			t.Errorf("%s items are never injected context", role)
 		}
+	}
+}
+
+// TestOracleCases replays resumes of the real Codex 0.169.0 that the e2e
+// oracle kept (testdata/oracle, README.md there): the history this home
+// predicts for each file must be what the client sent next.
+func TestOracleCases(t *testing.T) {
+	dir := filepath.Join("testdata", "oracle")
+	cases, err := oracle.LoadCases(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) == 0 {
+		t.Fatal("no cases in testdata/oracle")
+	}
+	names := make([]string, 0, len(cases))
+	for n := range cases {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			c := cases[name]
+			if c.Agent != Agent {
+				t.Fatalf("a %s case", c.Agent)
+			}
+			d, err := oracle.Replay(context.Background(), dir, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d != "" {
+				t.Errorf("the client sent something else:\n%s", d)
+			}
+		})
 	}
 }
