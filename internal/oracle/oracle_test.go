@@ -18,7 +18,9 @@ func (tagFilter) InjectedContext(role session.Role, text string) bool {
 
 func text(role, s string) Item { return Item{Role: role, Type: fakemodel.ItemText, Text: s} }
 
-func shown(role, typ, s string) ShowItem { return ShowItem{Role: role, Type: typ, Text: s, State: "live"} }
+func shown(role, typ, s string) ShowItem {
+	return ShowItem{Role: role, Type: typ, Text: s, State: "live"}
+}
 
 func TestCheckAnywhere(t *testing.T) {
 	rule := Rule{Anywhere: true, ContinuePair: true}
