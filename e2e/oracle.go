@@ -25,12 +25,14 @@ import (
 // "Continue from where you left off." / "No response requested." pair) being
 // the only extra items on the request side.
 //
-// Context the client injects is dropped from BOTH sides by one rule per
-// agent, the one its home exports (InjectedContext), so that show's
-// `injected` flag and this filter cannot drift apart.
+// Context the client injects is left out by one rule per agent
+// (internal/oracle.Rule), built on the one function its home exports
+// (InjectedContext), so that show's `injected` flag and the oracle's filter
+// cannot drift apart.
 //
-// ClaudeResume, CodexResume and CodexExec run the oracle on every resume;
-// Revert and Restore also hold `checkpoints`/`revert` numbering to it.
+// ClaudeResume, CodexResume and ClaudePrompt with --continue run the
+// oracle on every resume; Revert and Restore also hold the turns that
+// `checkpoints` and `revert` number to it.
 
 // ShowItem is one line of `sessctl show --json`.
 type ShowItem = oracle.ShowItem
