@@ -149,9 +149,6 @@ type claudeMeta struct {
 			UUIDs  []string `json:"uuids"`
 		} `json:"preservedMessages"`
 	} `json:"compactMetadata"`
-	Message *struct {
-		Content json.RawMessage `json:"content"`
-	} `json:"message"`
 }
 
 // entryType reports whether a record type is one the client keeps as an
