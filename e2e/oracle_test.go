@@ -78,7 +78,7 @@ func TestOracleRestore(t *testing.T) {
 		t.Parallel()
 		h := NewHarness(t)
 		id := h.ClaudePrompt("turn A: list the files").SessionID
-		h.ClaudeResume(id, "NOTOOL turn B")
+		h.ClaudeResume(id, filler("B")) // enough text that a summary is smaller (compact refuses a larger result)
 		h.ClaudeResume(id, "NOTOOL turn C")
 		path := h.ClaudeSessionFile(id)
 		h.Restore(path, func() { h.Revert(path, 1) })
@@ -106,7 +106,7 @@ func TestOracleCompactThenRevert(t *testing.T) {
 		t.Parallel()
 		h := NewHarness(t)
 		id := h.ClaudePrompt("turn A: list the files").SessionID
-		h.ClaudeResume(id, "NOTOOL turn B")
+		h.ClaudeResume(id, filler("B")) // enough text that a summary is smaller (compact refuses a larger result)
 		h.ClaudeResume(id, "NOTOOL turn C")
 		path := h.ClaudeSessionFile(id)
 		sessctlCompact(h, path, 2)
@@ -154,7 +154,7 @@ func TestOracleRevertThenCompact(t *testing.T) {
 		t.Parallel()
 		h := NewHarness(t)
 		id := h.ClaudePrompt("turn A: list the files").SessionID
-		h.ClaudeResume(id, "NOTOOL turn B")
+		h.ClaudeResume(id, filler("B")) // enough text that a summary is smaller (compact refuses a larger result)
 		h.ClaudeResume(id, "NOTOOL turn C")
 		h.ClaudeResume(id, "NOTOOL turn D")
 		path := h.ClaudeSessionFile(id)
