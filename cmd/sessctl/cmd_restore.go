@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -38,7 +39,7 @@ func restoreCommand(env *appEnv) *cli.Command {
 			if err != nil {
 				return err
 			}
-			return runRestore(env, s, restoreOptions{n: c.Int("rotation"), dryRun: c.Bool("dry-run"), force: c.Bool("force"), json: c.Bool("json")})
+			return runRestore(c.Context, env, s, restoreOptions{n: c.Int("rotation"), dryRun: c.Bool("dry-run"), force: c.Bool("force"), json: c.Bool("json")})
 		},
 	}
 }
@@ -53,7 +54,7 @@ type restoreOutput struct {
 	NewSize  int64              `json:"new_size"`
 }
 
-func runRestore(env *appEnv, s *session.Session, opt restoreOptions) error {
+func runRestore(ctx context.Context, env *appEnv, s *session.Session, opt restoreOptions) error {
 	path := s.Main
 	rs, err := rotation.List(path, s.Agent)
 	if err != nil {
@@ -76,12 +77,12 @@ func runRestore(env *appEnv, s *session.Session, opt restoreOptions) error {
 	if opt.dryRun {
 		return renderRestore(env, out, opt)
 	}
-	tx, err := rewrite.Begin(path, s.Agent, rewrite.Options{Force: opt.force, Now: env.now, Fault: opt.fault})
+	tx, err := rewrite.Begin(ctx, path, s.Agent, rewrite.Options{Force: opt.force, Now: env.now, Fault: opt.fault})
 	if err != nil {
 		return err
 	}
 	defer tx.Close()
-	res, err := tx.Replace(func(_ io.Reader, dst io.Writer) error {
+	res, err := tx.Replace(ctx, func(_ io.Reader, dst io.Writer) error {
 		f, err := os.Open(from.Path)
 		if err != nil {
 			return err

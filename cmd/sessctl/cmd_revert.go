@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -61,7 +62,7 @@ func revertCommand(env *appEnv) *cli.Command {
 			if err != nil {
 				return err
 			}
-			return runRevert(env, s, revertOptions{n: c.Int("checkpoint"), mechanism: mech, dryRun: c.Bool("dry-run"),
+			return runRevert(c.Context, env, s, revertOptions{n: c.Int("checkpoint"), mechanism: mech, dryRun: c.Bool("dry-run"),
 				force: c.Bool("force"), json: c.Bool("json"), color: useColor(env.stdout, env, c.Bool("no-color"))})
 		},
 	}
@@ -83,7 +84,7 @@ type revertOutput struct {
 	Warnings          []string `json:"warnings"`
 }
 
-func runRevert(env *appEnv, s *session.Session, opt revertOptions) error {
+func runRevert(ctx context.Context, env *appEnv, s *session.Session, opt revertOptions) error {
 	path := s.Main
 	out := revertOutput{Session: path, DryRun: opt.dryRun, Warnings: []string{}}
 	plan := func() error {
@@ -119,7 +120,7 @@ func runRevert(env *appEnv, s *session.Session, opt revertOptions) error {
 		out.NewSize = predictedSize(out.Plan, out.OldSize)
 		return renderRevert(env, out, opt)
 	}
-	tx, err := rewrite.Begin(path, s.Agent, rewrite.Options{Force: opt.force, Now: env.now, Fault: opt.fault})
+	tx, err := rewrite.Begin(ctx, path, s.Agent, rewrite.Options{Force: opt.force, Now: env.now, Fault: opt.fault})
 	if err != nil {
 		return err
 	}
@@ -127,12 +128,12 @@ func runRevert(env *appEnv, s *session.Session, opt revertOptions) error {
 	if err := plan(); err != nil { // under the lock, on the file Begin checked
 		return err
 	}
-	res, err := tx.Replace(func(orig io.Reader, dst io.Writer) error {
+	res, err := tx.Replace(ctx, func(orig io.Reader, dst io.Writer) error {
 		return out.Plan.Write(orig, dst, env.now())
 	})
 	if err != nil {
 		if res != nil && res.Rotation != nil {
-			return fmt.Errorf("%s: %w (nothing was replaced; an extra copy of the original is in %s)", path, err, res.Rotation.Path)
+			return fmt.Errorf("%s: %w (the new file is in place; the original is in %s)", path, err, res.Rotation.Path)
 		}
 		return fmt.Errorf("%s: %w (nothing was changed)", path, err)
 	}

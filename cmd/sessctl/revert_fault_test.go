@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -78,15 +79,15 @@ func assertRecoverable(t *testing.T, s *session.Session, step string) {
 }
 
 // TestRevertFaultAtEveryStep makes revert fail after writing the new
-// content, after reserving the rotation name, after the rotation and just
+// content, after the rotation and just
 // before the rename: each time the command fails and every original byte is
 // still present, in place or in a rotation.
 func TestRevertFaultAtEveryStep(t *testing.T) {
-	for _, step := range []string{rewrite.StepWritten, rewrite.StepReserved, rewrite.StepRotated, rewrite.StepRename} {
+	for _, step := range []string{rewrite.StepWritten, rewrite.StepRotated, rewrite.StepRename} {
 		s := kimiSession(t)
 		env, _ := testEnv()
 		boom := errors.New("injected fault at " + step)
-		err := runRevert(env, s, revertOptions{n: 1, mechanism: checkpoint.Auto, fault: func(at string) error {
+		err := runRevert(context.Background(), env, s, revertOptions{n: 1, mechanism: checkpoint.Auto, fault: func(at string) error {
 			if at == step {
 				return boom
 			}
@@ -102,7 +103,7 @@ func TestRevertFaultAtEveryStep(t *testing.T) {
 		assertRecoverable(t, s, step)
 		// and a retry succeeds
 		env, _ = testEnv()
-		if err := runRevert(env, s, revertOptions{n: 1, mechanism: checkpoint.Auto}); err != nil {
+		if err := runRevert(context.Background(), env, s, revertOptions{n: 1, mechanism: checkpoint.Auto}); err != nil {
 			t.Errorf("%s: retry: %v", step, err)
 		}
 		if cur, _ := os.ReadFile(s.Main); string(cur) != kimiWant {
@@ -119,13 +120,13 @@ func TestRevertFaultMidWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tx, err := rewrite.Begin(s.Main, s.Agent, rewrite.Options{})
+	tx, err := rewrite.Begin(context.Background(), s.Main, s.Agent, rewrite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tx.Close()
 	boom := errors.New("disk full")
-	_, err = tx.Replace(func(orig io.Reader, dst io.Writer) error {
+	_, err = tx.Replace(context.Background(), func(orig io.Reader, dst io.Writer) error {
 		return plan.Write(orig, &failAfter{w: dst, n: 50, err: boom}, time.Now())
 	})
 	if !errors.Is(err, boom) {
@@ -158,7 +159,7 @@ func (f *failAfter) Write(p []byte) (int, error) {
 func TestRevertChangedUnderUs(t *testing.T) {
 	s := kimiSession(t)
 	env, _ := testEnv()
-	err := runRevert(env, s, revertOptions{n: 1, mechanism: checkpoint.Auto, fault: func(at string) error {
+	err := runRevert(context.Background(), env, s, revertOptions{n: 1, mechanism: checkpoint.Auto, fault: func(at string) error {
 		if at == rewrite.StepRename {
 			f, _ := os.OpenFile(s.Main, os.O_APPEND|os.O_WRONLY, 0)
 			f.WriteString(`{"role":"user","content":"late"}` + "\n")
@@ -182,7 +183,7 @@ func TestRevertRefusesLiveAndLocked(t *testing.T) {
 	now := time.Now()
 	os.Chtimes(s.Main, now, now)
 	env, _ := testEnv()
-	err := runRevert(env, s, revertOptions{n: 1, mechanism: checkpoint.Auto})
+	err := runRevert(context.Background(), env, s, revertOptions{n: 1, mechanism: checkpoint.Auto})
 	if !errors.Is(err, safety.ErrLive) || exitCode(err) != exitRefused {
 		t.Errorf("live: %v", err)
 	}
@@ -190,7 +191,7 @@ func TestRevertRefusesLiveAndLocked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = runRevert(env, s, revertOptions{n: 1, mechanism: checkpoint.Auto, force: true})
+	err = runRevert(context.Background(), env, s, revertOptions{n: 1, mechanism: checkpoint.Auto, force: true})
 	if !errors.Is(err, safety.ErrLocked) || exitCode(err) != exitRefused {
 		t.Errorf("locked: %v", err)
 	}
@@ -198,7 +199,7 @@ func TestRevertRefusesLiveAndLocked(t *testing.T) {
 	if cur, _ := os.ReadFile(s.Main); string(cur) != kimiOrig {
 		t.Errorf("session file changed")
 	}
-	if err := runRevert(env, s, revertOptions{n: 1, mechanism: checkpoint.Auto, force: true}); err != nil {
+	if err := runRevert(context.Background(), env, s, revertOptions{n: 1, mechanism: checkpoint.Auto, force: true}); err != nil {
 		t.Errorf("forced: %v", err)
 	}
 }
@@ -206,16 +207,16 @@ func TestRevertRefusesLiveAndLocked(t *testing.T) {
 // TestRestoreFaultAtEveryStep: restore rotates the current file first; a
 // failure at any step leaves the session file and rotation K as they were.
 func TestRestoreFaultAtEveryStep(t *testing.T) {
-	for _, step := range []string{rewrite.StepWritten, rewrite.StepReserved, rewrite.StepRotated, rewrite.StepRename} {
+	for _, step := range []string{rewrite.StepWritten, rewrite.StepRotated, rewrite.StepRename} {
 		s := kimiSession(t)
 		env, _ := testEnv()
-		if err := runRevert(env, s, revertOptions{n: 1, mechanism: checkpoint.Auto}); err != nil {
+		if err := runRevert(context.Background(), env, s, revertOptions{n: 1, mechanism: checkpoint.Auto}); err != nil {
 			t.Fatal(err)
 		}
 		old := time.Now().Add(-time.Hour)
 		os.Chtimes(s.Main, old, old)
 		boom := errors.New("injected")
-		err := runRestore(env, s, restoreOptions{n: 1, fault: func(at string) error {
+		err := runRestore(context.Background(), env, s, restoreOptions{n: 1, fault: func(at string) error {
 			if at == step {
 				return boom
 			}
@@ -230,7 +231,7 @@ func TestRestoreFaultAtEveryStep(t *testing.T) {
 		if b, _ := os.ReadFile(filepath.Join(s.Dir, "context_1.jsonl")); string(b) != kimiOrig {
 			t.Errorf("%s: rotation 1 changed", step)
 		}
-		if err := runRestore(env, s, restoreOptions{n: 1}); err != nil {
+		if err := runRestore(context.Background(), env, s, restoreOptions{n: 1}); err != nil {
 			t.Errorf("%s: retry: %v", step, err)
 		}
 		if cur, _ := os.ReadFile(s.Main); string(cur) != kimiOrig {

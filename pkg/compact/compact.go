@@ -179,7 +179,7 @@ func Compact(path string, agent session.Agent, opt Options) (*Result, error) {
 	var tx *rewrite.Txn
 	if !opt.DryRun {
 		var err error
-		tx, err = rewrite.Begin(path, agent, rewrite.Options{Force: opt.Force, Quiet: opt.Quiet, Now: opt.Now, Fault: opt.Fault})
+		tx, err = rewrite.Begin(opt.Ctx, path, agent, rewrite.Options{Force: opt.Force, Quiet: opt.Quiet, Now: opt.Now, Fault: opt.Fault})
 		if err != nil {
 			return nil, err
 		}
@@ -303,7 +303,7 @@ func Compact(path string, agent session.Agent, opt Options) (*Result, error) {
 	}
 
 	eol := w.eol()
-	rr, err := tx.Replace(func(orig io.Reader, dst io.Writer) error {
+	rr, err := tx.Replace(opt.Ctx, func(orig io.Reader, dst io.Writer) error {
 		if w.appends() {
 			n, err := io.Copy(dst, orig)
 			if err != nil {
