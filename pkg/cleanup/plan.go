@@ -149,6 +149,7 @@ const (
 type root struct {
 	path string
 	real string
+	key  FileKey // the real root's device and inode when planned (Apply opens it again and compares)
 }
 
 // contains reports whether the real path p is inside the root (not the root
@@ -212,7 +213,7 @@ func MakePlan(opt Options) (*Plan, error) {
 			r.Path = abs
 		}
 		roots = append(roots, r)
-		p.roots = append(p.roots, root{path: r.Path, real: real})
+		p.roots = append(p.roots, root{path: r.Path, real: real, key: keyOf(fi)})
 	}
 	res := discover(roots, opt.MissingOK)
 	var broken []string // paths discovery could not read
