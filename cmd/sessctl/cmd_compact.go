@@ -83,6 +83,9 @@ func runCompact(env *appEnv, c *cli.Context, o compactOptions) error {
 		}
 		return err
 	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(env.stderr, "sessctl: warning: %s\n", w)
+	}
 	if o.json {
 		return writeJSON(env.stdout, res)
 	}

@@ -96,6 +96,9 @@ func runRestore(ctx context.Context, env *appEnv, s *session.Session, opt restor
 	}
 	out.Rotation = res.Rotation
 	out.OldSize, out.NewSize = res.OldSize, res.NewSize
+	for _, w := range tx.Notes(res) {
+		fmt.Fprintf(env.stderr, "sessctl: warning: %s\n", w)
+	}
 	return renderRestore(env, out, opt)
 }
 

@@ -137,6 +137,7 @@ func runRevert(ctx context.Context, env *appEnv, s *session.Session, opt revertO
 		}
 		return fmt.Errorf("%s: %w (nothing was changed)", path, err)
 	}
+	out.Warnings = append(out.Warnings, tx.Notes(res)...)
 	out.Rotation = res.Rotation
 	out.OldSize, out.NewSize = res.OldSize, res.NewSize
 	return renderRevert(env, out, opt)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -270,5 +271,54 @@ func TestPruneRespectsLock(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(s.Dir, "context_2.jsonl")); err != nil {
 		t.Errorf("context_2.jsonl deleted")
+	}
+}
+
+// TestRevertForcedWithAppendingWriter: an agent keeps the session open and
+// appends. Before the rename that is a refusal (exit 3, nothing replaced, no
+// rotation left); after it, revert succeeds and warns on stderr that the
+// appended bytes are only in the rotation.
+func TestRevertForcedWithAppendingWriter(t *testing.T) {
+	const late = `{"role":"user","content":"late"}` + "\n"
+	for _, step := range []string{rewrite.StepWritten, rewrite.StepRenamed} {
+		s := kimiSession(t)
+		w, err := os.OpenFile(s.Main, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		var out, errb bytes.Buffer
+		env := &appEnv{stdout: &out, stderr: &errb, getenv: func(string) string { return "" }, now: time.Now}
+		err = runRevert(context.Background(), env, s, revertOptions{n: 1, mechanism: checkpoint.Auto, force: true, fault: func(at string) error {
+			if at == step {
+				_, err := w.WriteString(late)
+				return err
+			}
+			return nil
+		}})
+		rot := filepath.Join(s.Dir, "context_1.jsonl")
+		switch step {
+		case rewrite.StepWritten:
+			if exitCode(err) != exitRefused || !errors.Is(err, safety.ErrChanged) {
+				t.Errorf("%s: err %v (exit %d), want a refusal", step, err, exitCode(err))
+			}
+			if cur, _ := os.ReadFile(s.Main); string(cur) != kimiOrig+late {
+				t.Errorf("%s: session file %q", step, cur)
+			}
+			if _, err := os.Stat(rot); err == nil {
+				t.Errorf("%s: a rotation was left behind", step)
+			}
+		case rewrite.StepRenamed:
+			if err != nil {
+				t.Fatalf("%s: %v", step, err)
+			}
+			if b, _ := os.ReadFile(rot); string(b) != kimiOrig+late {
+				t.Errorf("%s: rotation %q", step, b)
+			}
+			want := fmt.Sprintf("sessctl: warning: %d bytes were appended to %s while sessctl rewrote it; they are only in the rotation %s", len(late), s.Main, rot)
+			if !strings.Contains(errb.String(), want) {
+				t.Errorf("%s: stderr %q, want %q", step, errb.String(), want)
+			}
+		}
 	}
 }

@@ -152,6 +152,9 @@ type Result struct {
 	Original      string  `json:"original"`
 	AppendedLines int     `json:"appended_lines"` // lines added (Claude Code, Codex, clawdcode)
 	Seconds       float64 `json:"seconds"`
+	// Warnings are what the rewrite has to say (rewrite.Txn.Notes): bytes
+	// a writer appended meanwhile, stale leftovers it removed.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Compact compacts the session file path of agent.
@@ -332,6 +335,7 @@ func Compact(path string, agent session.Agent, opt Options) (*Result, error) {
 		return res, err
 	}
 	res.Written = true
+	res.Warnings = tx.Notes(rr)
 	res.OriginalSize, res.NewSize = rr.OldSize, rr.NewSize
 	if w.appends() {
 		res.AppendedLines = len(lines)

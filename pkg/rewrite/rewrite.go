@@ -10,7 +10,9 @@
 // next rotation name, so the original bytes are kept before anything is
 // replaced, and the live path never disappears), checks that the file is
 // still exactly what was read, and renames the new file over it (fsync of
-// file and directory, mode kept, final newline guaranteed).
+// file and directory, mode kept, final newline guaranteed). After the rename
+// it looks whether a writer that still holds the old file open appended to
+// it (those bytes are then only in the rotation) and says so.
 //
 // Whatever step fails, every original byte is still present in place, and
 // nothing else is left: no temp file, and no rotation that would be a second
@@ -39,6 +41,7 @@ const (
 	StepWritten = "written"       // the new content is in the temp file
 	StepRotated = "rotated"       // the original is preserved under the rotation name
 	StepRename  = "before-rename" // just before the temp file replaces the original
+	StepRenamed = "renamed"       // the new file is in place; the late-append check follows
 )
 
 // Options control a rewrite.
@@ -140,6 +143,37 @@ type Result struct {
 	Rotation *rotation.Rotation // where the original bytes are kept (nil with NoRotation)
 	OldSize  int64
 	NewSize  int64
+	// LateBytes are bytes a writer appended to the original after sessctl
+	// read it, found after the rename (only --force lets a rewrite run
+	// while a writer is active). They are in Rotation (when it is a hard
+	// link: LateInRotation), not in the new session file; without a linked
+	// rotation they went to a file that no longer has a name.
+	LateBytes      int64
+	LateInRotation bool
+}
+
+// Warning says in words what went wrong with late appends, or "".
+func (r *Result) Warning(path string) string {
+	if r == nil || r.LateBytes == 0 {
+		return ""
+	}
+	if r.LateInRotation {
+		return fmt.Sprintf("%d bytes were appended to %s while sessctl rewrote it; they are only in the rotation %s, not in the new session file "+
+			"(the agent still has the old file open: anything it writes now goes there too; stop it and compare with `sessctl diff`)",
+			r.LateBytes, path, r.Rotation.Path)
+	}
+	return fmt.Sprintf("%d bytes were appended to %s while sessctl rewrote it; they went to the replaced file, which is no longer reachable by name "+
+		"(the agent still has it open and goes on writing there: stop it)", r.LateBytes, path)
+}
+
+// Notes are what the rewrite has to tell the user, as warning lines (res
+// may be nil).
+func (t *Txn) Notes(res *Result) []string {
+	var out []string
+	if w := res.Warning(t.Path); w != "" {
+		out = append(out, w)
+	}
+	return out
 }
 
 func (t *Txn) fault(step string) error {
@@ -202,19 +236,23 @@ func (t *Txn) Replace(ctx context.Context, write func(orig io.Reader, dst io.Wri
 		dst.Abort()
 		return nil, err
 	}
-	// the original must still be what we read before we preserve it
-	if err := safety.CheckUnchangedAt(t.dir, t.base, t.id); err != nil {
-		dst.Abort()
-		return nil, err
+	if t.opt.NoRotation {
+		// the original must still be what we read (with a rotation, the
+		// rotation is checked instead: it is the live file's inode)
+		if err := safety.CheckUnchangedAt(t.dir, t.base, t.id); err != nil {
+			dst.Abort()
+			return nil, err
+		}
 	}
 	res := &Result{OldSize: t.id.Size}
+	linked := false
 	if !t.opt.NoRotation {
-		rot, linked, err := rotation.Preserve(t.dir, t.base, t.Agent, src, t.id.Size, t.mode)
+		rot, lk, err := rotation.Preserve(t.dir, t.base, t.Agent, src, t.id.Size, t.mode)
 		if err != nil {
 			dst.Abort()
 			return nil, err
 		}
-		res.Rotation = &rot
+		res.Rotation, linked = &rot, lk
 		if err := t.checkRotation(rot, linked); err != nil {
 			t.dropRotation(rot)
 			dst.Abort()
@@ -242,6 +280,18 @@ func (t *Txn) Replace(ctx context.Context, write func(orig io.Reader, dst io.Wri
 		return nil, err
 	}
 	res.NewSize = dst.Written()
+	if err := t.fault(StepRenamed); err != nil {
+		return res, err
+	}
+	// a writer that holds the old file open writes into it, not the new one
+	if fi, err := src.Stat(); err == nil && fi.Size() > t.id.Size {
+		res.LateBytes = fi.Size() - t.id.Size
+		res.LateInRotation = linked
+		if linked {
+			res.Rotation.Size = fi.Size()
+			res.Rotation.ModTime = fi.ModTime().Unix()
+		}
+	}
 	return res, nil
 }
 
@@ -252,7 +302,7 @@ func (t *Txn) checkRotation(rot rotation.Rotation, linked bool) error {
 	got := safety.IdentityOf(rot.Info())
 	if linked {
 		if !got.Same(t.id) {
-			return t.refuse("changed while sessctl was preserving it (size %d → %d); nothing was replaced", t.id.Size, got.Size)
+			return t.refuse("changed while sessctl was working on it (size %d → %d); nothing was replaced", t.id.Size, got.Size)
 		}
 		return nil
 	}
