@@ -528,16 +528,6 @@ func (p *Plan) addFile(it *Item, path string) error {
 	return nil
 }
 
-// inRoot checks that path's directory, symlinks resolved, is inside the root
-// (or is the root), so that removing path removes nothing elsewhere.
-func inRoot(r root, path string) error {
-	dir, err := realDir(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	return r.check(path, dir)
-}
-
 func (r root) check(path, dir string) error {
 	if dir != r.real && !r.contains(dir) {
 		return fmt.Errorf("%s is outside the root %s (its directory resolves to %s)", path, r.path, dir)
