@@ -78,8 +78,11 @@ func runPrune(env *appEnv, ss []*session.Session, opt pruneOptions) error {
 		}
 		// the session's lock is held while its rotations go: no revert or
 		// restore may reserve a name meanwhile
-		res, err := rotation.Prune(s.Root, s.Main, s.Agent, opt.keep, opt.dryRun)
+		res, err := rotation.Prune(s.Root, s.Main, s.Agent, opt.keep, opt.dryRun, env.now())
 		if res != nil {
+			for _, l := range res.Leftovers {
+				fmt.Fprintf(env.stderr, "sessctl: warning: %s\n", l.Removed())
+			}
 			out.Kept += res.Kept
 			for _, r := range res.Deleted {
 				out.Deleted = append(out.Deleted, r)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/sessctl/sessctl/pkg/fsroot"
@@ -44,6 +45,53 @@ const TempPrefix = ".sessctl-tmp-"
 // from one still being written.
 func TempFileName(name string, pid int) string {
 	return TempPrefix + name + "-" + strconv.Itoa(pid) + "-"
+}
+
+// ParseTempName reads a temp file name: the target's name and the pid of the
+// process that made it (0 when the name carries none, as in the names
+// sessctl used before it recorded the pid: ".sessctl-tmp-<name>-<random>",
+// and ".sessctl-tmp-link-<pid>-<n>" for a hard link to a file being
+// rotated, whose target is not named). ok is false for a name that is not a
+// sessctl temp file.
+func ParseTempName(fname string) (target string, pid int, ok bool) {
+	rest, found := strings.CutPrefix(fname, TempPrefix)
+	if !found {
+		return "", 0, false
+	}
+	i := strings.LastIndexByte(rest, '-')
+	if i <= 0 || i == len(rest)-1 {
+		return "", 0, false
+	}
+	head, suffix := rest[:i], rest[i+1:]
+	if link, found := strings.CutPrefix(head, "link-"); found && allDigits(link) && allDigits(suffix) {
+		pid, _ := strconv.Atoi(link)
+		return "", pid, true
+	}
+	if j := strings.LastIndexByte(head, '-'); j > 0 && allDigits(head[j+1:]) && len(suffix) == 12 && isLowerHex(suffix) {
+		pid, err := strconv.Atoi(head[j+1:])
+		if err == nil {
+			return head[:j], pid, true
+		}
+	}
+	return head, 0, true
+}
+
+func allDigits(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func isLowerHex(s string) bool {
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // CreateAtomic starts a replacement for path. If path exists its permission

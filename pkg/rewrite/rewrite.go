@@ -4,8 +4,9 @@
 // A rewrite opens the session file's directory once (a pkg/fsroot handle)
 // and does everything else by name inside it, so a directory on the path
 // swapped for a symlink meanwhile cannot redirect a single step. It takes
-// the session file's lock, refuses a live file (unless forced), remembers
-// the file's identity, lets the caller stream the new content into a temp file
+// the session file's lock, removes what interrupted rewrites of the same
+// file left behind, refuses a live file (unless forced), remembers the
+// file's identity, lets the caller stream the new content into a temp file
 // in the same directory, then rotates the original (a hard link under the
 // next rotation name, so the original bytes are kept before anything is
 // replaced, and the live path never disappears), checks that the file is
@@ -61,6 +62,9 @@ type Options struct {
 type Txn struct {
 	Path  string
 	Agent session.Agent
+	// Leftovers are what interrupted rewrites of this file had left in its
+	// directory, removed by Begin under the lock (see rotation.Leftovers).
+	Leftovers []rotation.Leftover
 
 	opt   Options
 	dir   *fsroot.Dir
@@ -72,7 +76,8 @@ type Txn struct {
 }
 
 // Begin opens path's directory, locks path and checks that it may be
-// rewritten.
+// rewritten. Stale leftovers of earlier, interrupted rewrites of path are
+// removed (Txn.Leftovers lists them; Notes says so).
 func Begin(ctx context.Context, path string, agent session.Agent, opt Options) (*Txn, error) {
 	if opt.Now == nil {
 		opt.Now = time.Now
@@ -115,9 +120,12 @@ func (t *Txn) begin() error {
 	}
 	t.id, t.mode = safety.IdentityOf(info), info.Mode.Perm()
 	if !t.opt.Force {
-		return safety.CheckLiveID(t.Path, t.id, t.opt.Quiet, t.opt.Now())
+		if err := safety.CheckLiveID(t.Path, t.id, t.opt.Quiet, t.opt.Now()); err != nil {
+			return err
+		}
 	}
-	return nil
+	t.Leftovers, err = rotation.RemoveStale(t.dir, t.base, t.Agent, t.opt.Now())
+	return err
 }
 
 // Identity is the file as it was when the rewrite began.
@@ -166,10 +174,14 @@ func (r *Result) Warning(path string) string {
 		"(the agent still has it open and goes on writing there: stop it)", r.LateBytes, path)
 }
 
-// Notes are what the rewrite has to tell the user, as warning lines (res
+// Notes are what the rewrite has to tell the user, as warning lines: the
+// stale leftovers Begin removed, and bytes a writer appended meanwhile (res
 // may be nil).
 func (t *Txn) Notes(res *Result) []string {
 	var out []string
+	for _, l := range t.Leftovers {
+		out = append(out, l.Removed())
+	}
 	if w := res.Warning(t.Path); w != "" {
 		out = append(out, w)
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/sessctl/sessctl/pkg/fsroot"
 	"github.com/sessctl/sessctl/pkg/safety"
@@ -15,6 +16,9 @@ import (
 type PruneResult struct {
 	Deleted []Rotation // deleted (or, on a dry run, to delete)
 	Kept    int
+	// Leftovers are stale leftovers of interrupted rewrites removed under
+	// the session's lock (never on a dry run).
+	Leftovers []Leftover
 }
 
 // Prune deletes all but the newest keep rotations of the session file main.
@@ -25,7 +29,8 @@ type PruneResult struct {
 // handle: the listing, the session's lock, and each unlink, which happens
 // only if the rotation is still the file that was listed. A directory on
 // the path swapped for a symlink cannot make Prune delete files elsewhere.
-func Prune(anchor, main string, agent session.Agent, keep int, dryRun bool) (*PruneResult, error) {
+// Under the lock, stale leftovers of interrupted rewrites are removed first.
+func Prune(anchor, main string, agent session.Agent, keep int, dryRun bool, now time.Time) (*PruneResult, error) {
 	dir, err := OpenSessionDir(anchor, main)
 	if err != nil {
 		return nil, err
@@ -39,6 +44,9 @@ func Prune(anchor, main string, agent session.Agent, keep int, dryRun bool) (*Pr
 			return nil, err
 		}
 		defer lock.Unlock()
+		if res.Leftovers, err = RemoveStale(dir, base, agent, now); err != nil {
+			return res, err
+		}
 	}
 	rs, err := ListIn(dir, base, agent)
 	if err != nil {
