@@ -160,7 +160,7 @@ func runCleanup(ctx context.Context, env *appEnv, opt cleanupOptions) error {
 		}
 		renderCleanup(env.stdout, plan, res, colorer{opt.color})
 		fmt.Fprintln(env.stdout, cleanupSummaryLine(plan, sum, res))
-		if res == nil && (len(plan.Sessions) > 0 || len(plan.Rotations) > 0) {
+		if n, _ := plan.PlannedLeftovers(); res == nil && (len(plan.Sessions) > 0 || len(plan.Rotations) > 0 || n > 0) {
 			fmt.Fprintln(env.stdout, "dry run: nothing was removed; run again with --apply to remove the above")
 		}
 	}
@@ -199,6 +199,11 @@ func printCleanupErrors(w io.Writer, plan *cleanup.Plan) {
 			fmt.Fprintf(w, "sessctl: error: %s: %s\n", ref.Path, ref.Error)
 		}
 	}
+	for _, l := range plan.Leftovers {
+		if l.Status == cleanup.StatusRefused || l.Status == cleanup.StatusFailed {
+			fmt.Fprintf(w, "sessctl: error: %s leftover %s: %s\n", l.Status, l.Path, l.Error)
+		}
+	}
 }
 
 func cleanupSummaryLine(plan *cleanup.Plan, sum cleanupSummary, res *cleanup.Result) string {
@@ -207,6 +212,9 @@ func cleanupSummaryLine(plan *cleanup.Plan, sum cleanupSummary, res *cleanup.Res
 		if sum.RotationFiles > 0 {
 			s += fmt.Sprintf(" and %s (%s)", plural(sum.RotationFiles, "rotated file"), humanBytes(sum.RotationBytes))
 		}
+		if n, b := plan.PlannedLeftovers(); n > 0 {
+			s += fmt.Sprintf(" and %s of interrupted rewrites (%s)", plural(n, "leftover"), humanBytes(b))
+		}
 		if sum.Skipped > 0 {
 			s += fmt.Sprintf("; %d skipped", sum.Skipped)
 		}
@@ -214,6 +222,9 @@ func cleanupSummaryLine(plan *cleanup.Plan, sum cleanupSummary, res *cleanup.Res
 	}
 	s := fmt.Sprintf("removed %d of %d sessions and %s (%s in all, %s)", res.RemovedSessions, plan.AllSessions,
 		plural(res.RemovedRotations, "rotated file"), plural(res.RemovedFiles, "file"), humanBytes(res.RemovedBytes))
+	if res.RemovedLeftovers > 0 {
+		s += fmt.Sprintf("; %s of interrupted rewrites removed (%s)", plural(res.RemovedLeftovers, "leftover"), humanBytes(res.RemovedLeftoverBytes))
+	}
 	if res.Refused > 0 {
 		s += fmt.Sprintf("; %d refused", res.Refused)
 	}
@@ -258,6 +269,23 @@ func renderCleanup(w io.Writer, plan *cleanup.Plan, res *cleanup.Result, col col
 		}
 		for _, f := range it.Files {
 			fmt.Fprintf(w, "  %s  %s  %s\n", f.Path, col.dim(humanBytes(f.Size)), col.dim(f.ModTime.Local().Format("2006-01-02")))
+		}
+	}
+	for _, l := range plan.Leftovers {
+		v := "remove"
+		switch l.Status {
+		case cleanup.StatusRemoved:
+			v = col.green("removed")
+		case cleanup.StatusRefused:
+			v = col.yellow("refused")
+		case cleanup.StatusFailed:
+			v = col.red("FAILED")
+		case cleanup.StatusSkipped:
+			v = col.yellow("skip")
+		}
+		fmt.Fprintf(w, "%s leftover %s  %s  (%s; %s)\n", v, l.Path, col.dim(humanBytes(l.Size)), l.Describe(), l.Why)
+		if l.Error != "" {
+			fmt.Fprintf(w, "  %s\n", col.red(l.Error))
 		}
 	}
 	for _, s := range plan.Skipped {

@@ -36,6 +36,9 @@ type Result struct {
 	RemovedDirs      int   `json:"removed_dirs"`
 	Refused          int   `json:"refused"`
 	Failed           int   `json:"failed"`
+	// RemovedLeftovers counts the leftovers of interrupted rewrites removed.
+	RemovedLeftovers     int   `json:"removed_leftovers"`
+	RemovedLeftoverBytes int64 `json:"removed_leftover_bytes"`
 }
 
 // storeDirs are the agents' own folders: never removed even when empty.
@@ -76,6 +79,7 @@ func Apply(ctx context.Context, p *Plan, opt ApplyOptions) Result {
 	var res Result
 	roots := rootDirs{}
 	defer roots.close()
+	p.applyLeftovers(ctx, opt, roots, &res)
 	items := append(append([]*Item{}, p.Sessions...), p.Rotations...)
 	for _, it := range items {
 		if err := ctx.Err(); err != nil {

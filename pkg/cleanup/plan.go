@@ -73,6 +73,8 @@ type Plan struct {
 	Skipped []Skip `json:"skipped"`
 	// Side are references from side files to the sessions in the plan.
 	Side []*SideRef `json:"side_refs"`
+	// Leftovers are what interrupted rewrites left behind (leftovers.go).
+	Leftovers []*Leftover `json:"leftovers"`
 	// Warnings are problems that did not stop the plan (unreadable
 	// directories, cleanupPeriodDays that could not be read, a cap that
 	// cannot be reached).
@@ -368,6 +370,7 @@ func MakePlan(opt Options) (*Plan, error) {
 		}
 	}
 	p.KeptSessions = len(cands) - len(p.Sessions)
+	p.findLeftovers(res.Sessions, opt.Agent, opt.Now, opt.Quiet)
 	p.findSideRefs()
 	return p, nil
 }

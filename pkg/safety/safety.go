@@ -325,3 +325,25 @@ func (l *Lock) Unlock() error {
 	l.dir.Close()
 	return err
 }
+
+// Held reports whether another process holds the lock of the session file
+// named base in dir, without creating the lock file (for dry runs and
+// reports, which must not write).
+func Held(dir *fsroot.Dir, base string) bool {
+	f, err := dir.Open(LockName(base))
+	if err != nil {
+		return false // no lock file: nobody holds it
+	}
+	defer f.Close()
+	for {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err == nil {
+		unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		return false
+	}
+	return true
+}
