@@ -3,8 +3,14 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"sort"
+	"time"
 
 	"github.com/sessctl/sessctl/pkg/check"
+	"github.com/sessctl/sessctl/pkg/fsroot"
+	"github.com/sessctl/sessctl/pkg/rotation"
+	"github.com/sessctl/sessctl/pkg/safety"
 	"github.com/sessctl/sessctl/pkg/session"
 	"github.com/urfave/cli/v2"
 )
@@ -43,10 +49,14 @@ type checkOutput struct {
 	Files    []*check.Report `json:"files"`
 	Problems int             `json:"problems"`
 	Errors   []string        `json:"errors"`
+	// Leftovers are what interrupted sessctl rewrites left beside the
+	// sessions (each also counts as a problem).
+	Leftovers []rotation.Leftover `json:"leftovers"`
 }
 
 func runCheck(env *appEnv, opt checkOptions) error {
-	out := checkOutput{Files: []*check.Report{}, Errors: []string{}}
+	out := checkOutput{Files: []*check.Report{}, Errors: []string{}, Leftovers: []rotation.Leftover{}}
+	leftovers := map[string]map[string]session.Agent{} // directory -> session files to look beside
 	var ioErr error
 	for _, p := range opt.paths {
 		fi, err := os.Stat(p)
@@ -65,6 +75,7 @@ func runCheck(env *appEnv, opt checkOptions) error {
 				continue
 			}
 			targets = append(targets, target{[]string{p}, agent})
+			lookBeside(leftovers, p, agent)
 		} else {
 			res := session.DiscoverPaths([]string{p})
 			for _, err := range res.Errors {
@@ -84,6 +95,7 @@ func runCheck(env *appEnv, opt checkOptions) error {
 					}
 				}
 				targets = append([]target{live}, targets...)
+				lookBeside(leftovers, s.Main, s.Agent)
 			}
 			for _, u := range res.Unrecognized {
 				targets = append(targets, target{[]string{u}, session.Unknown})
@@ -106,6 +118,8 @@ func runCheck(env *appEnv, opt checkOptions) error {
 			}
 		}
 	}
+	out.Leftovers = append(out.Leftovers, findLeftovers(leftovers, env.now())...)
+	out.Problems += len(out.Leftovers)
 	if opt.json {
 		if err := writeJSON(env.stdout, out); err != nil {
 			return err
@@ -122,6 +136,42 @@ func runCheck(env *appEnv, opt checkOptions) error {
 		return silentFindings
 	}
 	return nil
+}
+
+// lookBeside notes a session file whose directory is searched for the
+// leftovers of interrupted rewrites.
+func lookBeside(m map[string]map[string]session.Agent, path string, agent session.Agent) {
+	dir := filepath.Dir(path)
+	if m[dir] == nil {
+		m[dir] = map[string]session.Agent{}
+	}
+	m[dir][filepath.Base(path)] = agent
+}
+
+// findLeftovers lists the leftovers beside the noted session files, one
+// directory listing per directory (read only: a session's lock is looked at,
+// not taken).
+func findLeftovers(m map[string]map[string]session.Agent, now time.Time) []rotation.Leftover {
+	var out []rotation.Leftover
+	dirs := make([]string, 0, len(m))
+	for d := range m {
+		dirs = append(dirs, d)
+	}
+	sort.Strings(dirs)
+	for _, dir := range dirs {
+		d, err := fsroot.OpenDir(dir)
+		if err != nil {
+			continue
+		}
+		ls, _ := rotation.ScanDir(d, m[dir], func(base string) bool { return !safety.Held(d, base) }, now, safety.DefaultQuiet)
+		d.Close()
+		for _, l := range ls {
+			if l.Base() != "" { // temps of other files are cleanup's business
+				out = append(out, l)
+			}
+		}
+	}
+	return out
 }
 
 type target struct {
@@ -145,6 +195,13 @@ func renderCheck(env *appEnv, out checkOutput, col colorer) {
 			}
 			fmt.Fprintf(w, "  %s: %s: %s\n", loc, col.yellow(p.Kind), p.Message)
 		}
+	}
+	for _, l := range out.Leftovers {
+		note := l.Why + "; stale: sessctl cleanup --apply removes it, as does the next sessctl rewrite of the session"
+		if !l.Stale {
+			note = "left alone: " + l.Why
+		}
+		fmt.Fprintf(w, "%s  %s: %s, %s (%s)\n", col.bold(l.Path), col.yellow("leftover"), l.Describe(), humanBytes(l.Size), note)
 	}
 	for _, e := range out.Errors {
 		fmt.Fprintf(env.stderr, "sessctl: error: %s\n", e)

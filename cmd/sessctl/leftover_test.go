@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,6 +29,47 @@ func leftoverSession(t *testing.T) (main, temp, placeholder string) {
 		os.Chtimes(p, old, old)
 	}
 	return main, temp, placeholder
+}
+
+// check reports leftovers (exit 1) and changes nothing.
+func TestCheckReportsLeftovers(t *testing.T) {
+	main, temp, placeholder := leftoverSession(t)
+	for _, arg := range []string{filepath.Dir(main), main} {
+		out, errOut, code := runCLI(t, "check", arg)
+		if code != exitFindings {
+			t.Fatalf("check %s: exit %d, stderr %q", arg, code, errOut)
+		}
+		for _, want := range []string{
+			temp + "  leftover: temp file of an interrupted sessctl rewrite, 20 B (process 2147483647 that made it is gone; stale: sessctl cleanup --apply removes it",
+			placeholder + "  leftover: empty rotation placeholder of an interrupted sessctl rewrite, 0 B (empty: removing it loses nothing; stale",
+			"2 problems",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("check %s: stdout lacks %q:\n%s", arg, want, out)
+			}
+		}
+	}
+	out, _, code := runCLI(t, "check", "--json", main)
+	var v struct {
+		Problems  int `json:"problems"`
+		Leftovers []struct {
+			Path  string `json:"path"`
+			Kind  string `json:"kind"`
+			Stale bool   `json:"stale"`
+			PID   int    `json:"pid"`
+		} `json:"leftovers"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil || code != exitFindings {
+		t.Fatalf("--json: %v, exit %d: %s", err, code, out)
+	}
+	if v.Problems != 2 || len(v.Leftovers) != 2 || v.Leftovers[0].Path != temp || v.Leftovers[0].PID != 2147483647 || !v.Leftovers[0].Stale || v.Leftovers[1].Kind != "placeholder" {
+		t.Errorf("--json leftovers %+v", v)
+	}
+	for _, p := range []string{temp, placeholder} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("check removed %s", p)
+		}
+	}
 }
 
 // prune-rotations holds the session's lock: it removes the stale leftovers
