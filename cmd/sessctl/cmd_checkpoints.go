@@ -2,10 +2,10 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 
 	"github.com/sessctl/sessctl/pkg/checkpoint"
+	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/session"
 	"github.com/urfave/cli/v2"
 )
@@ -50,7 +50,7 @@ type checkpointsOutput struct {
 }
 
 func runCheckpoints(env *appEnv, s *session.Session, opt checkpointsOptions) error {
-	f, err := os.Open(s.Main)
+	f, err := jsonl.Open(s.Main)
 	if err != nil {
 		return err
 	}

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 
+	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/rewrite"
 	"github.com/sessctl/sessctl/pkg/rotation"
 	"github.com/sessctl/sessctl/pkg/session"
@@ -83,7 +83,7 @@ func runRestore(ctx context.Context, env *appEnv, s *session.Session, opt restor
 	}
 	defer tx.Close()
 	res, err := tx.Replace(ctx, func(_ io.Reader, dst io.Writer) error {
-		f, err := os.Open(from.Path)
+		f, err := jsonl.Open(from.Path)
 		if err != nil {
 			return err
 		}

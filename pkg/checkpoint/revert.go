@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"time"
 
@@ -89,7 +88,7 @@ func PlanRevert(path string, agent session.Agent, n int, mech Mechanism) (*Plan,
 			return nil, fmt.Errorf("kimi sessions are reverted with kimi-cli's own revert_to, not %s", mech)
 		}
 		p.Mechanism = KimiRevertTo
-		f, err := os.Open(path)
+		f, err := jsonl.Open(path)
 		if err != nil {
 			return nil, err
 		}
@@ -103,7 +102,7 @@ func PlanRevert(path string, agent session.Agent, n int, mech Mechanism) (*Plan,
 		p.Point = Point{N: n, Line: st.CutLine, Offset: st.CutOffset, Cut: st.CutOffset, Tokens: st.Tokens}
 		return p, p.measure(path, st.CutOffset)
 	}
-	f, err := os.Open(path)
+	f, err := jsonl.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/safety"
 	"github.com/sessctl/sessctl/pkg/session"
 )
@@ -438,7 +439,7 @@ func projectKeys(ss []*session.Session) []string {
 // comes early in its payload, so only the first len(buf) bytes are read and
 // the value is decoded where the key is.
 func codexCWD(path string, buf []byte) string {
-	f, err := os.Open(path)
+	f, err := jsonl.Open(path)
 	if err != nil {
 		return ""
 	}

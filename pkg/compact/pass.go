@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
 
 	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/session"
@@ -106,7 +105,7 @@ func recordedContext(agent session.Agent, r *session.Record) int64 {
 // findSplit is the first pass: where does the live context start, how many
 // messages does it hold, and where does the kept tail begin.
 func findSplit(ctx context.Context, path string, f session.Format, keep int, w writer) (*plan, error) {
-	fh, err := os.Open(path)
+	fh, err := jsonl.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -224,7 +223,7 @@ type pass2 struct {
 }
 
 func (p *pass2) run(path string, f session.Format) error {
-	fh, err := os.Open(path)
+	fh, err := jsonl.Open(path)
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -63,7 +62,7 @@ func Decode(f Format, l *jsonl.Line) Record {
 // ReadFile streams the records of a file through fn. fn's Record is only
 // valid during the call (its Line.Raw is reused).
 func ReadFile(path string, f Format, fn func(*Record) error) error {
-	fh, err := os.Open(path)
+	fh, err := jsonl.Open(path)
 	if err != nil {
 		return err
 	}
@@ -97,7 +96,7 @@ const (
 // as a hint. It reads at most sniffHead usable lines and keeps no line longer
 // than sniffMaxLine in memory.
 func DetectFile(path string) (Agent, error) {
-	f, err := os.Open(path)
+	f, err := jsonl.Open(path)
 	if err != nil {
 		return Unknown, err
 	}

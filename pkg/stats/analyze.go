@@ -4,7 +4,6 @@ import (
 	"container/heap"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"slices"
 	"sort"
@@ -579,7 +578,7 @@ const decodeBatch = 1 << 20
 // slow part) spread over all cores: lines are read in order into batches
 // of a few MiB, decoded in parallel, and handed to fn in file order.
 func readParallel(path string, f session.Format, fn func(*session.Record) error) error {
-	fh, err := os.Open(path)
+	fh, err := jsonl.Open(path)
 	if err != nil {
 		return err
 	}

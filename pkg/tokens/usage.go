@@ -3,10 +3,10 @@ package tokens
 import (
 	"bytes"
 	"io"
-	"os"
 	"sort"
 	"time"
 
+	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/session"
 )
 
@@ -164,7 +164,7 @@ func ScanFile(path string, a session.Agent, role session.FileRole) (*FileUsage, 
 
 // ScanFile is the package function ScanFile with sc's buffers.
 func (sc *Scanner) ScanFile(path string, a session.Agent, role session.FileRole) (*FileUsage, error) {
-	fh, err := os.Open(path)
+	fh, err := jsonl.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -232,7 +232,7 @@ func (fw *follower) open(path string, agent session.Agent) error {
 	if format == nil {
 		return fmt.Errorf("%s: not a session file of a known agent", path)
 	}
-	f, err := os.Open(path)
+	f, err := jsonl.Open(path)
 	if err != nil {
 		return err
 	}
@@ -344,7 +344,7 @@ func (fw *follower) step() (done bool, err error) {
 			fw.flushPartial()
 		}
 		old := fw.rotatedName()
-		f, err := os.Open(fw.path)
+		f, err := jsonl.Open(fw.path)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return false, nil // gone again; the next step sees it
