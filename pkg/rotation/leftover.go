@@ -3,7 +3,9 @@ package rotation
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -149,7 +151,7 @@ func ScanDir(dir *fsroot.Dir, bases map[string]session.Agent, unlocked func(base
 	var out []Leftover
 	names := map[string]fsroot.Info{} // live files and kept rotations, for the link temps
 	nameBase := map[string]string{}
-	for _, base := range sortedKeys(byBase) {
+	for _, base := range slices.Sorted(maps.Keys(byBase)) {
 		live, liveOK := stat(base)
 		if liveOK {
 			names[base], nameBase[base] = live, base
@@ -182,7 +184,7 @@ func ScanDir(dir *fsroot.Dir, bases map[string]session.Agent, unlocked func(base
 		if !ok {
 			continue
 		}
-		for _, n := range sortedKeys(names) {
+		for _, n := range slices.Sorted(maps.Keys(names)) {
 			if info.SameFile(names[n]) {
 				base := nameBase[n]
 				l := Leftover{Path: dir.Join(c.name), Kind: KindTemp, Size: info.Size, PID: c.pid, name: c.name, base: base, info: info}
@@ -242,15 +244,6 @@ func lockedWhy(unlocked bool, why string) (bool, string) {
 		return false, "another sessctl may be rewriting the session (its lock is held)"
 	}
 	return true, why
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func tempStale(pid int, unlocked bool) (bool, string) {

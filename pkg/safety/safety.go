@@ -253,17 +253,7 @@ const LockSuffix = ".sessctl.lock"
 // LockFile takes the exclusive lock of a session file without waiting: if
 // another sessctl holds it, it refuses.
 func LockFile(path string) (*Lock, error) {
-	dir, err := fsroot.OpenDir(filepath.Dir(path))
-	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", LockPath(path), err)
-	}
-	l, err := LockIn(dir, filepath.Base(path), path)
-	if err != nil {
-		dir.Close()
-		return nil, err
-	}
-	l.dir = dir
-	return l, nil
+	return lockNamed(filepath.Dir(path), LockName(filepath.Base(path)), path)
 }
 
 // LockIn takes the exclusive lock of the session file named base in dir,
@@ -277,16 +267,22 @@ func LockIn(dir *fsroot.Dir, base, subject string) (*Lock, error) {
 // LockAt takes an exclusive lock on lockPath itself (for locks that are not
 // tied to one session file, such as cleanup's).
 func LockAt(lockPath string) (*Lock, error) {
-	dir, err := fsroot.OpenDir(filepath.Dir(lockPath))
+	return lockNamed(filepath.Dir(lockPath), filepath.Base(lockPath), lockPath)
+}
+
+// lockNamed opens dir and takes the lock name in it, for a lock that owns
+// its directory handle.
+func lockNamed(dir, name, subject string) (*Lock, error) {
+	d, err := fsroot.OpenDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", lockPath, err)
+		return nil, fmt.Errorf("lock %s: %w", filepath.Join(dir, name), err)
 	}
-	l, err := lockIn(dir, filepath.Base(lockPath), lockPath)
+	l, err := lockIn(d, name, subject)
 	if err != nil {
-		dir.Close()
+		d.Close()
 		return nil, err
 	}
-	l.dir = dir
+	l.dir = d
 	return l, nil
 }
 
@@ -298,13 +294,7 @@ func lockIn(dir *fsroot.Dir, name, subject string) (*Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", dir.Join(name), err)
 	}
-	for {
-		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		if err != unix.EINTR {
-			break
-		}
-	}
-	if err != nil {
+	if err := tryLock(f); err != nil {
 		f.Close()
 		if err == unix.EWOULDBLOCK {
 			return nil, refuse(ErrLocked, subject, "another sessctl is working on it (lock %s)", dir.Join(name))
@@ -335,15 +325,19 @@ func Held(dir *fsroot.Dir, base string) bool {
 		return false // no lock file: nobody holds it
 	}
 	defer f.Close()
-	for {
-		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		if err != unix.EINTR {
-			break
-		}
-	}
-	if err == nil {
+	if tryLock(f) == nil {
 		unix.Flock(int(f.Fd()), unix.LOCK_UN)
 		return false
 	}
 	return true
+}
+
+// tryLock is flock(LOCK_EX|LOCK_NB), retried when a signal interrupts it.
+func tryLock(f *os.File) error {
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err != unix.EINTR {
+			return err
+		}
+	}
 }
