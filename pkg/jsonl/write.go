@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/sessctl/sessctl/pkg/fsroot"
 )
@@ -205,19 +204,6 @@ func (a *AtomicFile) release() {
 	if a.ownDir {
 		a.dir.Close()
 	}
-}
-
-// SyncDir fsyncs a directory so that a rename or create in it is durable.
-func SyncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
-		return err
-	}
-	return nil
 }
 
 // WriteFileAtomic replaces path with data through an AtomicFile.
