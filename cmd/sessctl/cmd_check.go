@@ -56,7 +56,7 @@ type checkOutput struct {
 
 func runCheck(env *appEnv, opt checkOptions) error {
 	out := checkOutput{Files: []*check.Report{}, Errors: []string{}, Leftovers: []rotation.Leftover{}}
-	leftovers := map[string]map[string]session.Agent{} // directory -> session files to look beside
+	leftovers := map[string]rotation.Bases{} // directory -> session files to look beside
 	var ioErr error
 	for _, p := range opt.paths {
 		fi, err := os.Stat(p)
@@ -140,10 +140,10 @@ func runCheck(env *appEnv, opt checkOptions) error {
 
 // lookBeside notes a session file whose directory is searched for the
 // leftovers of interrupted rewrites.
-func lookBeside(m map[string]map[string]session.Agent, path string, agent session.Agent) {
+func lookBeside(m map[string]rotation.Bases, path string, agent session.Agent) {
 	dir := filepath.Dir(path)
 	if m[dir] == nil {
-		m[dir] = map[string]session.Agent{}
+		m[dir] = rotation.Bases{}
 	}
 	m[dir][filepath.Base(path)] = agent
 }
@@ -151,7 +151,7 @@ func lookBeside(m map[string]map[string]session.Agent, path string, agent sessio
 // findLeftovers lists the leftovers beside the noted session files, one
 // directory listing per directory (read only: a session's lock is looked at,
 // not taken).
-func findLeftovers(m map[string]map[string]session.Agent, now time.Time) []rotation.Leftover {
+func findLeftovers(m map[string]rotation.Bases, now time.Time) []rotation.Leftover {
 	var out []rotation.Leftover
 	dirs := make([]string, 0, len(m))
 	for d := range m {

@@ -31,6 +31,20 @@ type Leftover struct {
 	dir  string
 }
 
+// dirSessions are the sessions in scope in one directory (a
+// rotation.Sessions).
+type dirSessions struct {
+	r  root
+	by map[string]*session.Session // by file name
+}
+
+func (ds *dirSessions) AgentOf(name string) (session.Agent, bool) {
+	if s := ds.by[name]; s != nil {
+		return s.Agent, true
+	}
+	return "", false
+}
+
 // StatusSkipped marks a leftover that is not provably stale.
 const StatusSkipped = "skipped"
 
@@ -60,46 +74,42 @@ func (p *Plan) findLeftovers(ss []*session.Session, agent session.Agent, now tim
 			planned[f.Path] = true
 		}
 	}
-	type dirSessions struct {
-		r     root
-		bases map[string]session.Agent
-		by    map[string]*session.Session
-	}
 	dirs := map[string]*dirSessions{}
 	for _, s := range ss {
 		if agent != "" && s.Agent != agent {
 			continue
 		}
-		r, ok := p.rootOf(s.Main)
-		if !ok {
-			continue
-		}
 		dir := filepath.Dir(s.Main)
 		ds := dirs[dir]
 		if ds == nil {
-			ds = &dirSessions{r: r, bases: map[string]session.Agent{}, by: map[string]*session.Session{}}
+			r, ok := p.rootOf(s.Main)
+			if !ok {
+				continue
+			}
+			ds = &dirSessions{r: r, by: make(map[string]*session.Session, 1)}
 			dirs[dir] = ds
 		}
-		base := filepath.Base(s.Main)
-		ds.bases[base], ds.by[base] = s.Agent, s
+		ds.by[filepath.Base(s.Main)] = s
 	}
 	for _, r := range p.roots {
 		if dirs[r.real] == nil && dirs[r.path] == nil {
-			dirs[r.path] = &dirSessions{r: r, bases: map[string]session.Agent{}, by: map[string]*session.Session{}}
+			dirs[r.path] = &dirSessions{r: r, by: map[string]*session.Session{}}
 		}
 	}
 	roots := rootDirs{}
 	defer roots.close()
+	// the directories in path order: siblings (Kimi's sessions/<hash>/<id>)
+	// are opened from their parent's handle, kept for the next one
+	sib := &siblings{roots: roots}
+	defer sib.close()
 	for _, dir := range sortedKeys(dirs) {
 		ds := dirs[dir]
-		h := newHandles(ds.r, roots)
-		d, err := h.dir(dir)
+		d, err := sib.open(ds.r, dir)
 		if err != nil {
-			h.close()
 			continue
 		}
-		ls, err := rotation.ScanDir(d, ds.bases, func(base string) bool { return !safety.Held(d, base) }, now, quiet)
-		h.close()
+		ls, err := rotation.ScanDir(d, ds, func(base string) bool { return !safety.Held(d, base) }, now, quiet)
+		d.Close()
 		if err != nil {
 			continue
 		}
@@ -117,6 +127,42 @@ func (p *Plan) findLeftovers(ss []*session.Session, agent session.Agent, now tim
 			p.Leftovers = append(p.Leftovers, item)
 		}
 	}
+}
+
+// siblings opens directories below their roots (never through a symlink),
+// keeping the handle of the last parent: one openat for each of many
+// sibling directories instead of a walk from the root for each.
+type siblings struct {
+	roots      rootDirs
+	parent     *fsroot.Dir
+	parentPath string
+}
+
+func (sb *siblings) open(r root, dir string) (*fsroot.Dir, error) {
+	top, err := sb.roots.open(r)
+	if err != nil {
+		return nil, err
+	}
+	rel, err := r.rel(dir)
+	if err != nil {
+		return nil, err
+	}
+	if rel == "." {
+		return top.OpenDir(".")
+	}
+	if up := filepath.Dir(dir); sb.parent == nil || sb.parentPath != up {
+		sb.close()
+		if sb.parent, err = top.OpenDir(filepath.Dir(rel)); err != nil {
+			return nil, err
+		}
+		sb.parentPath = up
+	}
+	return sb.parent.OpenDir(filepath.Base(dir))
+}
+
+func (sb *siblings) close() {
+	sb.parent.Close()
+	sb.parent, sb.parentPath = nil, ""
 }
 
 // applyLeftovers removes the stale leftovers of the plan, first of all (a
@@ -198,7 +244,7 @@ func (p *Plan) applyLeftoverGroup(h *handles, dir, main string, agent session.Ag
 		if fresh, err = rotation.Leftovers(d, base, agent, true, opt.Now(), opt.Quiet); err != nil {
 			return err
 		}
-	} else if fresh, err = rotation.ScanDir(d, nil, func(string) bool { return false }, opt.Now(), opt.Quiet); err != nil {
+	} else if fresh, err = rotation.ScanDir(d, rotation.Bases{}, func(string) bool { return false }, opt.Now(), opt.Quiet); err != nil {
 		return err
 	}
 	var todo []rotation.Leftover

@@ -24,6 +24,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -408,16 +409,12 @@ func (d *Dir) Link(oldname, newname string) error {
 	return nil
 }
 
-// ReadDir lists the directory (through a fresh handle on it, so that the
-// Dir itself can be listed again).
+// ReadDir lists the directory, from its start each time.
 func (d *Dir) ReadDir() ([]fs.DirEntry, error) {
-	fd, err := openRetry(d.fd(), ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: d.path, Err: err}
+	if _, err := d.f.Seek(0, io.SeekStart); err != nil {
+		return nil, &fs.PathError{Op: "seek", Path: d.path, Err: err}
 	}
-	f := os.NewFile(uintptr(fd), d.path)
-	defer f.Close()
-	return f.ReadDir(-1)
+	return d.f.ReadDir(-1)
 }
 
 // Sync flushes the directory, so that a rename, link or unlink in it is

@@ -73,7 +73,7 @@ func (l Leftover) Removed() string {
 // says that no sessctl works on the session now: the caller holds its lock,
 // or saw that nobody does.
 func Leftovers(dir *fsroot.Dir, base string, agent session.Agent, unlocked bool, now time.Time, quiet time.Duration) ([]Leftover, error) {
-	ls, err := ScanDir(dir, map[string]session.Agent{base: agent}, func(string) bool { return unlocked }, now, quiet)
+	ls, err := ScanDir(dir, Bases{base: agent}, func(string) bool { return unlocked }, now, quiet)
 	out := ls[:0]
 	for _, l := range ls {
 		if l.base == base {
@@ -102,7 +102,7 @@ func Leftovers(dir *fsroot.Dir, base string, agent session.Agent, unlocked bool,
 //   - an old hard-link temp (".sessctl-tmp-link-<pid>-<n>") as a temp file
 //     of the session whose live file or rotation it is a second name of;
 //     one that is nobody's second name holds bytes and stays.
-func ScanDir(dir *fsroot.Dir, bases map[string]session.Agent, unlocked func(base string) bool, now time.Time, quiet time.Duration) ([]Leftover, error) {
+func ScanDir(dir *fsroot.Dir, bases Sessions, unlocked func(base string) bool, now time.Time, quiet time.Duration) ([]Leftover, error) {
 	ents, err := dir.ReadDir()
 	if err != nil {
 		return nil, err
@@ -121,7 +121,7 @@ func ScanDir(dir *fsroot.Dir, bases map[string]session.Agent, unlocked func(base
 		name := e.Name()
 		if target, pid, ok := jsonl.ParseTempName(name); ok {
 			c := cand{name: name, target: target, pid: pid, temp: true}
-			switch _, mine := bases[target]; {
+			switch _, mine := bases.AgentOf(target); {
 			case target == "":
 				links = append(links, c)
 			case mine:
@@ -217,11 +217,26 @@ func ScanDir(dir *fsroot.Dir, bases map[string]session.Agent, unlocked func(base
 	return out, nil
 }
 
+// Sessions says which names in a directory are session files, and of which
+// agent.
+type Sessions interface {
+	AgentOf(name string) (session.Agent, bool)
+}
+
+// Bases is a Sessions: session file name → agent.
+type Bases map[string]session.Agent
+
+// AgentOf implements Sessions.
+func (b Bases) AgentOf(name string) (session.Agent, bool) {
+	a, ok := b[name]
+	return a, ok
+}
+
 // rotationOf is the session file (one of bases) whose rotation name is
 // name, or "".
-func rotationOf(name string, bases map[string]session.Agent) string {
+func rotationOf(name string, bases Sessions) string {
 	if m := kimiRe.FindStringSubmatch(name); m != nil {
-		if a, ok := bases["context.jsonl"]; ok && a == session.Kimi {
+		if a, ok := bases.AgentOf("context.jsonl"); ok && a == session.Kimi {
 			return "context.jsonl"
 		}
 	}
@@ -233,7 +248,7 @@ func rotationOf(name string, bases map[string]session.Agent) string {
 		return ""
 	}
 	base := name[:i]
-	if a, ok := bases[base]; ok && !kimiStyle(base, a) {
+	if a, ok := bases.AgentOf(base); ok && !kimiStyle(base, a) {
 		return base
 	}
 	return ""

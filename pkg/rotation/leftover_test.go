@@ -64,7 +64,7 @@ func scan(t *testing.T, dir string, unlocked bool) map[string]Leftover {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	ls, err := ScanDir(d, map[string]session.Agent{"s.jsonl": session.Claude, "other.jsonl": session.Claude},
+	ls, err := ScanDir(d, Bases{"s.jsonl": session.Claude, "other.jsonl": session.Claude},
 		func(string) bool { return unlocked }, time.Now(), safety.DefaultQuiet)
 	if err != nil {
 		t.Fatal(err)
