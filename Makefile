@@ -9,16 +9,31 @@ LDFLAGS  := -s -w -X main.buildCommit=$(COMMIT)
 # drops blackfriday and its start-up cost (about 1.5 ms a run)
 TAGS     ?= urfave_cli_no_docs
 
-.PHONY: all build install test lint fmt-check vet staticcheck unit bench fuzz e2e compare-ccusage compare-tiktoken clean
+.PHONY: all build install man test lint fmt-check vet staticcheck unit bench fuzz e2e compare-ccusage compare-tiktoken clean
 
 all: build
 
 build:
 	$(GO) build -trimpath -buildvcs=auto -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/sessctl
 
+MANDIR   ?= $(PREFIX)/share/man/man1
+FISHDIR  ?= $(PREFIX)/share/fish/vendor_completions.d
+
+# the binary, its man page and its fish completion. Both texts are written
+# by urfave/cli from the command definitions: the fish script by the
+# installed binary itself, the man page by `go run` of a build without
+# urfave_cli_no_docs (the hidden gen-man command, cmd/sessctl/gen_man.go),
+# so that the installed binary stays without the docs code
 install:
-	mkdir -p $(PREFIX)/bin
+	mkdir -p $(PREFIX)/bin $(MANDIR) $(FISHDIR)
 	$(GO) build -trimpath -buildvcs=auto -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(PREFIX)/bin/sessctl ./cmd/sessctl
+	$(GO) run -trimpath ./cmd/sessctl gen-man > $(MANDIR)/sessctl.1.tmp && mv $(MANDIR)/sessctl.1.tmp $(MANDIR)/sessctl.1
+	$(PREFIX)/bin/sessctl completion fish > $(FISHDIR)/sessctl.fish.tmp && mv $(FISHDIR)/sessctl.fish.tmp $(FISHDIR)/sessctl.fish
+
+# the man page alone, beside the binary (bin/sessctl.1)
+man:
+	mkdir -p $(dir $(BIN))
+	$(GO) run -trimpath ./cmd/sessctl gen-man > $(BIN).1
 
 # test = lint + the whole unit and CLI suite under the race detector
 test: lint unit

@@ -57,7 +57,7 @@ func newApp(env *appEnv) *cli.App {
 		// errors are reported and mapped to exit codes in one place (run)
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return usageErrorf("%v", err)
+			return usageErrorf("%v", err).withHint("sessctl --help lists the commands and global flags")
 		},
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "version", Aliases: []string{"v"}, Usage: "print the version and exit"},
@@ -78,9 +78,59 @@ func newApp(env *appEnv) *cli.App {
 	return app
 }
 
-// commands lists every command, one constructor per cmd_*.go file.
+// commands lists every command, one constructor per cmd_*.go file, with
+// what they all share: usage errors are one line on stderr with a hint
+// (never the whole help text on stdout), and shell completion offers flags,
+// never a "help" subcommand (arguments are left to the shell: paths).
 func commands(env *appEnv) []*cli.Command {
-	return []*cli.Command{
+	cmds := allCommands(env)
+	for _, cmd := range cmds {
+		name := cmd.Name
+		cmd.HideHelpCommand = true
+		cmd.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
+			return usageErrorf("%s: %v", name, err).withHint("sessctl %s --help lists the arguments and flags", name)
+		}
+		if !hasFlag(cmd, "no-color") {
+			cmd.Flags = append(cmd.Flags, noColorFlag())
+		}
+		action := cmd.Action
+		cmd.Action = func(c *cli.Context) error {
+			err := action(c)
+			var ce *cliError
+			if errors.As(err, &ce) && ce.usage && ce.hint == "" {
+				ce.hint = fmt.Sprintf("sessctl %s --help lists the arguments and flags", name)
+			}
+			return err
+		}
+	}
+	return cmds
+}
+
+func hasFlag(cmd *cli.Command, name string) bool {
+	for _, f := range cmd.Flags {
+		for _, n := range f.Names() {
+			if n == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// required is the check of a flag that must be given (urfave/cli's own
+// Required prints the whole help text to stdout).
+func required(c *cli.Context, flag, value string) error {
+	if c.IsSet(flag) {
+		return nil
+	}
+	return usageErrorf("%s needs --%s %s", c.Command.Name, flag, value)
+}
+
+// extraCommands are commands that only some builds have (gen_man.go).
+var extraCommands []func(*appEnv) *cli.Command
+
+func allCommands(env *appEnv) []*cli.Command {
+	cmds := []*cli.Command{
 		lsCommand(env),
 		checkCommand(env),
 		compactCommand(env),
@@ -89,8 +139,13 @@ func commands(env *appEnv) []*cli.Command {
 		checkpointsCommand(env), revertCommand(env), rotationsCommand(env), restoreCommand(env), pruneRotationsCommand(env), diffCommand(env),
 		cleanupCommand(env),
 		watchCommand(env),
+		showCommand(env),
 		// more commands: add one line each
 	}
+	for _, c := range extraCommands {
+		cmds = append(cmds, c(env))
+	}
+	return cmds
 }
 
 // buildCommit is stamped by `make build` (-X main.buildCommit=…) for builds

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,6 +21,8 @@ type checkOptions struct {
 	json       bool
 	color      bool
 	maxPerKind int
+	progress   bool
+	ctx        context.Context
 }
 
 func checkCommand(env *appEnv) *cli.Command {
@@ -32,14 +35,17 @@ func checkCommand(env *appEnv) *cli.Command {
 			"2 usage or I/O error.",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "max", Value: 20, Usage: "show at most `N` problems of each kind per file (0: all)"},
-			jsonFlag(), noColorFlag(),
+			jsonFlag(), noColorFlag(), noProgressFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return usageErrorf("check needs at least one PATH").withHint("sessctl check ~/.claude/projects")
 			}
+			if c.Int("max") < 0 {
+				return usageErrorf("--max must not be negative (0: all)")
+			}
 			return runCheck(env, checkOptions{paths: c.Args().Slice(), json: c.Bool("json"), maxPerKind: c.Int("max"),
-				color: useColor(env.stdout, env, c.Bool("no-color"))})
+				color: useColor(env.stdout, env, c.Bool("no-color")), progress: progressWanted(env, c), ctx: c.Context})
 		},
 	}
 }
@@ -58,14 +64,17 @@ func runCheck(env *appEnv, opt checkOptions) error {
 	out := checkOutput{Files: []*check.Report{}, Errors: []string{}, Leftovers: []rotation.Leftover{}}
 	leftovers := map[string]rotation.Bases{} // directory -> session files to look beside
 	var ioErr error
+	// first every file to check (so that the progress bar knows the total),
+	// then the checks
+	var all []target
 	for _, p := range opt.paths {
+		var targets []target
 		fi, err := os.Stat(p)
 		if err != nil {
 			ioErr = firstNonNil(ioErr, err)
 			out.Errors = append(out.Errors, err.Error())
 			continue
 		}
-		var targets []target
 		if !fi.IsDir() {
 			// a single file is checked as what it is, even a rotation
 			agent, err := session.DetectFile(p)
@@ -105,19 +114,32 @@ func runCheck(env *appEnv, opt checkOptions) error {
 				out.Errors = append(out.Errors, fmt.Sprintf("%s: no session files found", p))
 			}
 		}
-		for _, t := range targets {
-			reps, err := check.Files(t.paths, t.agent, check.Options{MaxPerKind: opt.maxPerKind})
-			if err != nil {
-				ioErr = firstNonNil(ioErr, err)
-				out.Errors = append(out.Errors, err.Error())
-				continue
-			}
-			for _, rep := range reps {
-				out.Files = append(out.Files, rep)
-				out.Problems += len(rep.Problems)
-			}
+		all = append(all, targets...)
+	}
+	targets := all
+	sizes := make([]int64, len(targets))
+	var total int64
+	for i, t := range targets {
+		for _, p := range t.paths {
+			sizes[i] += fileSize(p)
+		}
+		total += sizes[i]
+	}
+	pr := newProgress(opt.ctx, env, opt.progress, "checking", total, unitBytes)
+	for i, t := range targets {
+		reps, err := check.Files(t.paths, t.agent, check.Options{MaxPerKind: opt.maxPerKind})
+		pr.add(sizes[i])
+		if err != nil {
+			ioErr = firstNonNil(ioErr, err)
+			out.Errors = append(out.Errors, err.Error())
+			continue
+		}
+		for _, rep := range reps {
+			out.Files = append(out.Files, rep)
+			out.Problems += len(rep.Problems)
 		}
 	}
+	pr.done()
 	out.Leftovers = append(out.Leftovers, findLeftovers(leftovers, env.now())...)
 	out.Problems += len(out.Leftovers)
 	if opt.json {
@@ -128,10 +150,9 @@ func runCheck(env *appEnv, opt checkOptions) error {
 		renderCheck(env, out, colorer{opt.color})
 	}
 	switch {
-	case ioErr != nil && opt.json:
-		return &cliError{code: exitError, err: errSilent}
 	case ioErr != nil:
-		return ioErr
+		// each error was printed once, with the findings (or in the JSON)
+		return &cliError{code: exitError, err: errSilent, hint: hintFor(ioErr)}
 	case out.Problems > 0:
 		return silentFindings
 	}
@@ -187,26 +208,26 @@ func renderCheck(env *appEnv, out checkOutput, col colorer) {
 			clean++
 			continue
 		}
-		fmt.Fprintf(w, "%s  (%s, %d records)\n", col.bold(rep.Path), rep.Agent, rep.Records)
+		fmt.Fprintf(w, "%s  (%s, %s)\n", col.bold(line(rep.Path)), rep.Agent, plural(rep.Records, "record"))
 		for _, p := range rep.Problems {
 			loc := "-"
 			if p.Line > 0 {
 				loc = fmt.Sprintf("line %d, byte %d", p.Line, p.Offset)
 			}
-			fmt.Fprintf(w, "  %s: %s: %s\n", loc, col.yellow(p.Kind), p.Message)
+			fmt.Fprintf(w, "  %s: %s: %s\n", loc, col.yellow(p.Kind), line(p.Message))
 		}
 	}
 	for _, l := range out.Leftovers {
-		note := l.Why + "; stale: sessctl cleanup --apply removes it, as does the next sessctl rewrite of the session"
+		note := line(l.Why) + "; stale: sessctl cleanup --apply removes it, as does the next sessctl rewrite of the session"
 		if !l.Stale {
-			note = "left alone: " + l.Why
+			note = "left alone: " + line(l.Why)
 		}
-		fmt.Fprintf(w, "%s  %s: %s, %s (%s)\n", col.bold(l.Path), col.yellow("leftover"), l.Describe(), humanBytes(l.Size), note)
+		fmt.Fprintf(w, "%s  %s: %s, %s (%s)\n", col.bold(line(l.Path)), col.yellow("leftover"), l.Describe(), humanBytes(l.Size), note)
 	}
 	for _, e := range out.Errors {
-		fmt.Fprintf(env.stderr, "sessctl: error: %s\n", e)
+		fmt.Fprintf(env.stderr, "sessctl: error: %s\n", line(e))
 	}
-	summary := fmt.Sprintf("%d files checked, %d clean, %d problems", len(out.Files), clean, out.Problems)
+	summary := fmt.Sprintf("%s checked, %s clean, %s", plural(len(out.Files), "file"), thousands(int64(clean)), plural(out.Problems, "problem"))
 	if out.Problems == 0 && len(out.Errors) == 0 {
 		summary = col.green(summary)
 	}

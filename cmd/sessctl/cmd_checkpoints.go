@@ -1,11 +1,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 
 	"github.com/sessctl/sessctl/pkg/checkpoint"
-	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/session"
 	"github.com/urfave/cli/v2"
 )
@@ -34,7 +34,7 @@ func checkpointsCommand(env *appEnv) *cli.Command {
 			if err != nil {
 				return err
 			}
-			return runCheckpoints(env, s, checkpointsOptions{session: c.Args().First(), json: c.Bool("json"),
+			return runCheckpoints(c.Context, env, namedFile(s, c.Args().First()), checkpointsOptions{session: c.Args().First(), json: c.Bool("json"),
 				color: useColor(env.stdout, env, c.Bool("no-color"))})
 		},
 	}
@@ -49,20 +49,19 @@ type checkpointsOutput struct {
 	Points  []checkpoint.Point `json:"points"`
 }
 
-func runCheckpoints(env *appEnv, s *session.Session, opt checkpointsOptions) error {
-	f, err := jsonl.Open(s.Main)
-	if err != nil {
-		return err
+func runCheckpoints(ctx context.Context, env *appEnv, s *session.Session, opt checkpointsOptions) error {
+	if s.Agent == session.Unknown { // an empty file: nothing yet
+		if opt.json {
+			return writeJSON(env.stdout, checkpointsOutput{Session: s.Main, Agent: s.Agent, Kind: "turn", Points: []checkpoint.Point{}})
+		}
+		notYet(env, s)
+		return nil
 	}
-	defer f.Close()
-	l, err := checkpoint.List(f, s.Agent)
+	l, err := checkpoint.List(ctx, s.Main, s.Agent)
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.Main, err)
 	}
-	out := checkpointsOutput{Session: s.Main, Agent: s.Agent, Kind: "turn", Records: l.Records, Points: l.Points}
-	if s.Agent == session.Kimi {
-		out.Kind = "checkpoint"
-	}
+	out := checkpointsOutput{Session: s.Main, Agent: s.Agent, Kind: l.Unit, Records: l.Records, Points: l.Points}
 	if out.Points == nil {
 		out.Points = []checkpoint.Point{}
 	}
@@ -71,7 +70,7 @@ func runCheckpoints(env *appEnv, s *session.Session, opt checkpointsOptions) err
 	}
 	col := colorer{on: opt.color}
 	if len(l.Points) == 0 {
-		fmt.Fprintf(env.stdout, "%s: no %ss (%d records)\n", s.Main, out.Kind, l.Records)
+		fmt.Fprintf(env.stdout, "%s: no %ss (%s)\n", line(s.Main), out.Kind, plural(l.Records, "record"))
 		return nil
 	}
 	tw := trimWriter(env.stdout)
@@ -87,9 +86,9 @@ func runCheckpoints(env *appEnv, s *session.Session, opt checkpointsOptions) err
 		}
 		tok := "-"
 		if p.Tokens >= 0 {
-			tok = strconv.FormatInt(p.Tokens, 10)
+			tok = thousands(p.Tokens)
 		}
-		t.Append([]string{n, strconv.Itoa(p.Line), tok, strconv.Itoa(p.Following), ellipsis(p.Preview, 60)})
+		t.Append([]string{n, strconv.Itoa(p.Line), tok, thousands(int64(p.Following)), ellipsis(line(p.Preview), 60)})
 	}
 	t.Render()
 	flushTable(tw)

@@ -28,6 +28,7 @@ type cleanupOptions struct {
 	json      bool
 	color     bool
 	lockPath  string
+	progress  bool
 }
 
 func cleanupCommand(env *appEnv) *cli.Command {
@@ -48,7 +49,7 @@ func cleanupCommand(env *appEnv) *cli.Command {
 			&cli.BoolFlag{Name: "rotations", Usage: "also remove rotated files older than the cutoff from sessions that stay"},
 			&cli.BoolFlag{Name: "apply", Usage: "remove what the plan lists (default: dry run)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only errors and a one-line summary (for cron)"},
-			jsonFlag(), noColorFlag(),
+			jsonFlag(), noColorFlag(), noProgressFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -57,7 +58,7 @@ func cleanupCommand(env *appEnv) *cli.Command {
 			opt := cleanupOptions{roots: c.StringSlice("root"), keep: c.Int("keep"), rotations: c.Bool("rotations"),
 				apply: c.Bool("apply"), quiet: c.Bool("quiet"), json: c.Bool("json"),
 				color: useColor(env.stdout, env, c.Bool("no-color")), ageSet: c.IsSet("older-than"),
-				lockPath: cleanup.LockPath(env.getenv, env.home)}
+				lockPath: cleanup.LockPath(env.getenv, env.home), progress: progressWanted(env, c) && !c.Bool("quiet")}
 			var err error
 			if opt.agent, err = agentOpt(c); err != nil {
 				return err
@@ -114,7 +115,7 @@ func runCleanup(ctx context.Context, env *appEnv, opt cleanupOptions) error {
 	case err != nil:
 		// a dry run changes nothing: it may go on without the lock (a
 		// read-only home), but says so
-		fmt.Fprintf(env.stderr, "sessctl: warning: %v (dry run goes on without it)\n", err)
+		warn(env.stderr, "%v (dry run goes on without it)", err)
 	default:
 		defer lock.Unlock()
 	}
@@ -129,13 +130,19 @@ func runCleanup(ctx context.Context, env *appEnv, opt cleanupOptions) error {
 		po.Roots = session.DefaultRoots(env.getenv, env.home)
 		po.MissingOK = true
 	}
+	// planning reads every session's files (a spinner: how many there are
+	// is only known at the end)
+	pr := newProgress(ctx, env, opt.progress, "planning", 0, unitNone)
 	plan, err := cleanup.MakePlan(po)
+	pr.done()
 	if err != nil {
 		return err
 	}
 	var res *cleanup.Result
 	if opt.apply {
+		pr := newProgress(ctx, env, opt.progress, "removing", 0, unitNone)
 		r := cleanup.Apply(ctx, plan, cleanup.ApplyOptions{Now: env.now})
+		pr.done()
 		res = &r
 	}
 	nf, nb := cleanup.Files(plan.Sessions)
@@ -150,13 +157,13 @@ func runCleanup(ctx context.Context, env *appEnv, opt cleanupOptions) error {
 		}
 	case opt.quiet:
 		for _, w := range plan.Warnings {
-			fmt.Fprintf(env.stderr, "sessctl: warning: %s\n", w)
+			warn(env.stderr, "%s", w)
 		}
 		printCleanupErrors(env.stderr, plan)
 		fmt.Fprintln(env.stdout, cleanupSummaryLine(plan, sum, res))
 	default:
 		for _, w := range plan.Warnings {
-			fmt.Fprintf(env.stderr, "sessctl: warning: %s\n", w)
+			warn(env.stderr, "%s", w)
 		}
 		renderCleanup(env.stdout, plan, res, colorer{opt.color})
 		fmt.Fprintln(env.stdout, cleanupSummaryLine(plan, sum, res))
@@ -188,27 +195,44 @@ func cleanupExit(plan *cleanup.Plan, res *cleanup.Result) error {
 	return nil
 }
 
+// planIDs shortens the ids of a plan against each other (the plan does not
+// list the sessions that stay).
+func planIDs(plan *cleanup.Plan) func(string) string {
+	var ids []string
+	for _, it := range plan.Sessions {
+		ids = append(ids, it.ID)
+	}
+	for _, it := range plan.Rotations {
+		ids = append(ids, it.ID)
+	}
+	for _, s := range plan.Skipped {
+		ids = append(ids, s.ID)
+	}
+	return shortIDs(ids)
+}
+
 func printCleanupErrors(w io.Writer, plan *cleanup.Plan) {
+	short := planIDs(plan)
 	for _, it := range append(append([]*cleanup.Item{}, plan.Sessions...), plan.Rotations...) {
 		if it.Status == cleanup.StatusRefused || it.Status == cleanup.StatusFailed {
-			fmt.Fprintf(w, "sessctl: error: %s %s %s: %s\n", it.Status, it.Agent, session.ShortID(it.ID), it.Error)
+			fmt.Fprintf(w, "sessctl: error: %s %s %s: %s\n", it.Status, it.Agent, line(short(it.ID)), line(it.Error))
 		}
 	}
 	for _, ref := range plan.Side {
 		if ref.Status == cleanup.StatusFailed {
-			fmt.Fprintf(w, "sessctl: error: %s: %s\n", ref.Path, ref.Error)
+			fmt.Fprintf(w, "sessctl: error: %s: %s\n", line(ref.Path), line(ref.Error))
 		}
 	}
 	for _, l := range plan.Leftovers {
 		if l.Status == cleanup.StatusRefused || l.Status == cleanup.StatusFailed {
-			fmt.Fprintf(w, "sessctl: error: %s leftover %s: %s\n", l.Status, l.Path, l.Error)
+			fmt.Fprintf(w, "sessctl: error: %s leftover %s: %s\n", l.Status, line(l.Path), line(l.Error))
 		}
 	}
 }
 
 func cleanupSummaryLine(plan *cleanup.Plan, sum cleanupSummary, res *cleanup.Result) string {
 	if res == nil {
-		s := fmt.Sprintf("would remove %d of %d sessions (%s, %s)", sum.Sessions, plan.AllSessions, plural(sum.Files, "file"), humanBytes(sum.Bytes))
+		s := fmt.Sprintf("would remove %s of %s (%s, %s)", thousands(int64(sum.Sessions)), plural(plan.AllSessions, "session"), plural(sum.Files, "file"), humanBytes(sum.Bytes))
 		if sum.RotationFiles > 0 {
 			s += fmt.Sprintf(" and %s (%s)", plural(sum.RotationFiles, "rotated file"), humanBytes(sum.RotationBytes))
 		}
@@ -220,7 +244,7 @@ func cleanupSummaryLine(plan *cleanup.Plan, sum cleanupSummary, res *cleanup.Res
 		}
 		return s + fmt.Sprintf("; store %s → %s", humanBytes(plan.StoreBytes), humanBytes(plan.StoreBytes-sum.Bytes-sum.RotationBytes))
 	}
-	s := fmt.Sprintf("removed %d of %d sessions and %s (%s in all, %s)", res.RemovedSessions, plan.AllSessions,
+	s := fmt.Sprintf("removed %s of %s and %s (%s in all, %s)", thousands(int64(res.RemovedSessions)), plural(plan.AllSessions, "session"),
 		plural(res.RemovedRotations, "rotated file"), plural(res.RemovedFiles, "file"), humanBytes(res.RemovedBytes))
 	if res.RemovedLeftovers > 0 {
 		s += fmt.Sprintf("; %s of interrupted rewrites removed (%s)", plural(res.RemovedLeftovers, "leftover"), humanBytes(res.RemovedLeftoverBytes))
@@ -238,6 +262,7 @@ func cleanupSummaryLine(plan *cleanup.Plan, sum cleanupSummary, res *cleanup.Res
 }
 
 func renderCleanup(w io.Writer, plan *cleanup.Plan, res *cleanup.Result, col colorer) {
+	short := planIDs(plan)
 	verb := func(it *cleanup.Item, planned string) string {
 		switch it.Status {
 		case cleanup.StatusRemoved:
@@ -250,25 +275,25 @@ func renderCleanup(w io.Writer, plan *cleanup.Plan, res *cleanup.Result, col col
 		return planned
 	}
 	for _, it := range plan.Sessions {
-		fmt.Fprintf(w, "%s %s %s  %s  updated %s  %s  %s  (%s)\n", verb(it, "remove"), it.Agent, session.ShortID(it.ID),
-			projectLabel(it.Project), it.Updated.Local().Format("2006-01-02 15:04"), plural(len(it.Files), "file"), humanBytes(it.Bytes), it.Reason)
+		fmt.Fprintf(w, "%s %s %s  %s  updated %s  %s  %s  (%s)\n", verb(it, "remove"), it.Agent, line(short(it.ID)),
+			projectLabel(it.Project), it.Updated.Local().Format("2006-01-02 15:04"), plural(len(it.Files), "file"), humanBytes(it.Bytes), line(it.Reason))
 		if it.Error != "" {
-			fmt.Fprintf(w, "  %s\n", col.red(it.Error))
+			fmt.Fprintf(w, "  %s\n", col.red(line(it.Error)))
 		}
 		for _, f := range it.Files {
-			fmt.Fprintf(w, "  %s  %s\n", f.Path, col.dim(humanBytes(f.Size)))
+			fmt.Fprintf(w, "  %s  %s\n", line(f.Path), col.dim(humanBytes(f.Size)))
 		}
 		for _, d := range it.Dirs {
-			fmt.Fprintf(w, "  %s/  %s\n", d, col.dim("(directory, when empty)"))
+			fmt.Fprintf(w, "  %s/  %s\n", line(d), col.dim("(directory, when empty)"))
 		}
 	}
 	for _, it := range plan.Rotations {
-		fmt.Fprintf(w, "%s rotated files of %s %s  %s  (%s)\n", verb(it, "remove"), it.Agent, session.ShortID(it.ID), projectLabel(it.Project), it.Reason)
+		fmt.Fprintf(w, "%s rotated files of %s %s  %s  (%s)\n", verb(it, "remove"), it.Agent, line(short(it.ID)), projectLabel(it.Project), line(it.Reason))
 		if it.Error != "" {
-			fmt.Fprintf(w, "  %s\n", col.red(it.Error))
+			fmt.Fprintf(w, "  %s\n", col.red(line(it.Error)))
 		}
 		for _, f := range it.Files {
-			fmt.Fprintf(w, "  %s  %s  %s\n", f.Path, col.dim(humanBytes(f.Size)), col.dim(f.ModTime.Local().Format("2006-01-02")))
+			fmt.Fprintf(w, "  %s  %s  %s\n", line(f.Path), col.dim(humanBytes(f.Size)), col.dim(f.ModTime.Local().Format("2006-01-02")))
 		}
 	}
 	for _, l := range plan.Leftovers {
@@ -283,13 +308,13 @@ func renderCleanup(w io.Writer, plan *cleanup.Plan, res *cleanup.Result, col col
 		case cleanup.StatusSkipped:
 			v = col.yellow("skip")
 		}
-		fmt.Fprintf(w, "%s leftover %s  %s  (%s; %s)\n", v, l.Path, col.dim(humanBytes(l.Size)), l.Describe(), l.Why)
+		fmt.Fprintf(w, "%s leftover %s  %s  (%s; %s)\n", v, line(l.Path), col.dim(humanBytes(l.Size)), l.Describe(), line(l.Why))
 		if l.Error != "" {
-			fmt.Fprintf(w, "  %s\n", col.red(l.Error))
+			fmt.Fprintf(w, "  %s\n", col.red(line(l.Error)))
 		}
 	}
 	for _, s := range plan.Skipped {
-		fmt.Fprintf(w, "%s %s %s  %s  (%s)\n", col.yellow("skip"), s.Agent, session.ShortID(s.ID), s.Main, s.Reason)
+		fmt.Fprintf(w, "%s %s %s  %s  (%s)\n", col.yellow("skip"), s.Agent, line(short(s.ID)), line(s.Main), line(s.Reason))
 	}
 	for _, ref := range plan.Side {
 		var what string
@@ -297,7 +322,7 @@ func renderCleanup(w io.Writer, plan *cleanup.Plan, res *cleanup.Result, col col
 		case ref.Status == cleanup.SideDone:
 			what = col.green("cleared")
 		case ref.Status == cleanup.StatusFailed:
-			what = col.red("FAILED: " + ref.Error)
+			what = col.red("FAILED: " + line(ref.Error))
 		case ref.Status == cleanup.SideUnchanged:
 			what = "unchanged (session kept)"
 		case ref.Action == cleanup.ActionClear && res == nil:
@@ -305,7 +330,7 @@ func renderCleanup(w io.Writer, plan *cleanup.Plan, res *cleanup.Result, col col
 		default:
 			what = col.yellow("stale, left for you")
 		}
-		fmt.Fprintf(w, "side %s %s: %s %s — %s\n", ref.Agent, session.ShortID(ref.SessionID), ref.Path, ref.What, what)
+		fmt.Fprintf(w, "side %s %s: %s %s — %s\n", ref.Agent, line(short(ref.SessionID)), line(ref.Path), line(ref.What), what)
 	}
 }
 
@@ -314,7 +339,7 @@ func projectLabel(p string) string {
 		return "-"
 	}
 	if strings.ContainsAny(p, " \t") {
-		return strconv.Quote(p)
+		return strconv.Quote(p) // Go quoting escapes every control character too
 	}
-	return p
+	return line(p)
 }

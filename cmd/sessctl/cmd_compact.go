@@ -4,16 +4,23 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/sessctl/sessctl/pkg/compact"
+	"github.com/sessctl/sessctl/pkg/session"
 	"github.com/urfave/cli/v2"
 )
 
+// minSummarizerTimeout: a summarizer is a model call; less than a second
+// would only ever time out.
+const minSummarizerTimeout = time.Second
+
 type compactOptions struct {
-	session string
-	opt     compact.Options
-	json    bool
-	color   bool
+	session  string
+	opt      compact.Options
+	json     bool
+	color    bool
+	progress bool
 }
 
 func compactCommand(env *appEnv) *cli.Command {
@@ -35,7 +42,7 @@ func compactCommand(env *appEnv) *cli.Command {
 			&cli.DurationFlag{Name: "summarizer-timeout", Value: compact.DefaultSummarizerTimeout, Usage: "give the summarizer at most `DURATION`, then fall back to the extractive summary"},
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "show the split and the summary; write nothing"},
 			&cli.BoolFlag{Name: "force", Usage: "compact even a session that looks live (recently written or open for writing)"},
-			rootFlag(), jsonFlag(), noColorFlag(),
+			rootFlag(), jsonFlag(), noColorFlag(), noProgressFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -50,6 +57,9 @@ func compactCommand(env *appEnv) *cli.Command {
 			if c.Int("max-tool-output") < 0 {
 				return usageErrorf("--max-tool-output must not be negative")
 			}
+			if d := c.Duration("summarizer-timeout"); d < minSummarizerTimeout {
+				return usageErrorf("--summarizer-timeout must be at least %s (got %s)", minSummarizerTimeout, d)
+			}
 			if c.IsSet("summarizer") && strings.TrimSpace(c.String("summarizer")) == "" {
 				return usageErrorf("--summarizer needs a command")
 			}
@@ -60,8 +70,9 @@ func compactCommand(env *appEnv) *cli.Command {
 					Summarizer: c.String("summarizer"), SummarizerTimeout: c.Duration("summarizer-timeout"),
 					DryRun: c.Bool("dry-run"), Force: c.Bool("force"), Now: env.now, Ctx: c.Context,
 				},
-				json:  c.Bool("json"),
-				color: useColor(env.stdout, env, c.Bool("no-color")),
+				json:     c.Bool("json"),
+				color:    useColor(env.stdout, env, c.Bool("no-color")),
+				progress: progressWanted(env, c),
 			})
 		},
 	}
@@ -72,10 +83,27 @@ func runCompact(env *appEnv, c *cli.Context, o compactOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := wholeSession(s, o.session); err != nil {
+		return err
+	}
+	pr := newProgress(c.Context, env, o.progress, "compacting", 0, unitNone)
 	res, err := compact.Compact(s.Main, s.Agent, o.opt)
+	pr.done()
 	if err != nil {
 		var short *compact.TooShortError
 		if errors.As(err, &short) {
+			if o.json {
+				// exit 1 still answers in JSON: nothing written, and why
+				var v any = compactNotDone{res, message(err)}
+				if res == nil {
+					v = compactTooShort{Path: s.Main, Agent: s.Agent, DryRun: o.opt.DryRun, Keep: short.Keep,
+						Messages: short.Messages, Reason: message(err)}
+				}
+				if err := writeJSON(env.stdout, v); err != nil {
+					return err
+				}
+				return silentFindings
+			}
 			return findingsError("%v", err).withHint("a smaller --keep compacts more (it must stay at least 1)")
 		}
 		if res != nil && res.Original != "" {
@@ -84,7 +112,7 @@ func runCompact(env *appEnv, c *cli.Context, o compactOptions) error {
 		return err
 	}
 	for _, w := range res.Warnings {
-		fmt.Fprintf(env.stderr, "sessctl: warning: %s\n", w)
+		warn(env.stderr, "%s", w)
 	}
 	if o.json {
 		return writeJSON(env.stdout, res)
@@ -93,11 +121,29 @@ func runCompact(env *appEnv, c *cli.Context, o compactOptions) error {
 	return nil
 }
 
+// compactNotDone and compactTooShort are compact --json when there was
+// nothing to do (exit 1): the result as far as it got (written false) and
+// the reason.
+type compactNotDone struct {
+	*compact.Result
+	Reason string `json:"reason"`
+}
+
+type compactTooShort struct {
+	Path     string        `json:"path"`
+	Agent    session.Agent `json:"agent"`
+	DryRun   bool          `json:"dry_run"`
+	Written  bool          `json:"written"`
+	Keep     int           `json:"keep"`
+	Messages int           `json:"messages"`
+	Reason   string        `json:"reason"`
+}
+
 func renderCompact(env *appEnv, r *compact.Result, col colorer) {
 	w := env.stdout
-	fmt.Fprintf(w, "%s  (%s)\n", col.bold(r.Path), r.Agent)
-	fmt.Fprintf(w, "split:    %d of %d messages compacted, the last %d kept (tail from line %d)\n",
-		r.CompactedMessages, r.Messages, r.KeptMessages, r.SplitLine)
+	fmt.Fprintf(w, "%s  (%s)\n", col.bold(line(r.Path)), r.Agent)
+	fmt.Fprintf(w, "split:    %s of %s compacted, the last %s kept (tail from line %d)\n",
+		thousands(int64(r.CompactedMessages)), plural(r.Messages, "message"), thousands(int64(r.KeptMessages)), r.SplitLine)
 	label := "exact"
 	if !r.Tokens.Exact {
 		label = "estimate"
@@ -117,24 +163,25 @@ func renderCompact(env *appEnv, r *compact.Result, col colorer) {
 	}
 	sum := fmt.Sprintf("%s, %d tokens", r.Summarizer.Kind, r.SummaryTokens)
 	if r.Summarizer.Kind == "command" {
-		sum += fmt.Sprintf(" (%s, %.1fs)", r.Summarizer.Command, r.Summarizer.Seconds)
+		sum += fmt.Sprintf(" (%s, %.1fs)", line(r.Summarizer.Command), r.Summarizer.Seconds)
 	}
 	fmt.Fprintf(w, "summary:  %s\n", sum)
 	if r.Summarizer.Fallback {
-		fmt.Fprintf(w, "%s the summarizer failed (%s); the extractive summary was used\n", col.yellow("warning:"), r.Summarizer.Error)
+		fmt.Fprintf(w, "%s the summarizer failed (%s); the extractive summary was used\n", col.yellow("warning:"), line(r.Summarizer.Error))
 	}
 	files := "none"
 	if len(r.FilesIncluded) > 0 {
-		files = strings.Join(r.FilesIncluded, ", ")
+		files = line(strings.Join(r.FilesIncluded, ", "))
 	}
 	fmt.Fprintf(w, "files:    %s\n", files)
-	fmt.Fprintf(w, "tail:     %d records; %d orphan tool results dropped, %d calls given an aborted result, %d tool outputs shortened\n",
-		r.Tail.Records, r.Tail.DroppedToolResults, r.Tail.AbortedToolCalls, r.Tail.TruncatedToolOutputs)
+	fmt.Fprintf(w, "tail:     %s; %s dropped, %s given an aborted result, %s shortened\n",
+		plural(r.Tail.Records, "record"), plural(r.Tail.DroppedToolResults, "orphan tool result"), plural(r.Tail.AbortedToolCalls, "call"),
+		plural(r.Tail.TruncatedToolOutputs, "tool output"))
 	if r.CorruptCompacted > 0 {
-		fmt.Fprintf(w, "%s %d corrupt lines in the compacted part stay in the original only\n", col.yellow("warning:"), r.CorruptCompacted)
+		fmt.Fprintf(w, "%s %s in the compacted part stay in the original only\n", col.yellow("warning:"), plural(r.CorruptCompacted, "corrupt line"))
 	}
 	if r.CorruptTail > 0 {
-		fmt.Fprintf(w, "%s %d corrupt lines in the kept tail were left out of the new context\n", col.yellow("warning:"), r.CorruptTail)
+		fmt.Fprintf(w, "%s %s in the kept tail left out of the new context\n", col.yellow("warning:"), plural(r.CorruptTail, "corrupt line"))
 	}
 	if r.NoUserMessage {
 		fmt.Fprintf(w, "%s the session has no user message; the summary lists no request\n", col.yellow("warning:"))
@@ -146,18 +193,18 @@ func renderCompact(env *appEnv, r *compact.Result, col colorer) {
 			if k.Line == 0 {
 				where = "added"
 			}
-			fmt.Fprintf(w, "  %-10s %-9s %s\n", where, k.Role, k.Text)
+			fmt.Fprintf(w, "  %-10s %-9s %s\n", where, line(k.Role), line(k.Text))
 		}
-		fmt.Fprintf(w, "\n--- summary ---\n%s\n--- end of summary ---\n", r.Summary)
+		fmt.Fprintf(w, "\n--- summary ---\n%s\n--- end of summary ---\n", block(r.Summary))
 		fmt.Fprintln(w, "dry run: nothing was written")
 		return
 	}
-	fmt.Fprintf(w, "original: %s (%s)\n", r.Original, humanBytes(r.OriginalSize))
+	fmt.Fprintf(w, "original: %s (%s)\n", line(r.Original), humanBytes(r.OriginalSize))
 	how := "rewritten"
 	if r.AppendedLines > 0 {
-		how = fmt.Sprintf("%d lines appended", r.AppendedLines)
+		how = plural(r.AppendedLines, "line") + " appended"
 	}
-	fmt.Fprintf(w, "written:  %s, %s, %s\n", r.Path, humanBytes(r.NewSize), how)
+	fmt.Fprintf(w, "written:  %s, %s, %s\n", line(r.Path), humanBytes(r.NewSize), how)
 }
 
 func optThousands(v *int64) string {

@@ -29,18 +29,33 @@ autoload -U +X bashcompinit && bashcompinit
 func completionCommand(env *appEnv) *cli.Command {
 	return &cli.Command{
 		Name:      "completion",
-		Usage:     "print a shell completion script (bash or zsh)",
-		ArgsUsage: "bash|zsh",
+		Usage:     "print a shell completion script (bash, zsh or fish)",
+		ArgsUsage: "bash|zsh|fish",
 		Description: "Load it in your shell's startup file, for example:\n" +
-			`  echo 'eval "$(sessctl completion bash)"' >> ~/.bashrc`,
+			`  echo 'eval "$(sessctl completion bash)"' >> ~/.bashrc` + "\n" +
+			"  sessctl completion fish > ~/.config/fish/completions/sessctl.fish\n" +
+			"(make install puts the fish script under $(PREFIX)/share/fish/vendor_completions.d).",
+		BashComplete: func(c *cli.Context) {
+			for _, sh := range []string{"bash", "zsh", "fish"} {
+				fmt.Fprintln(env.stdout, sh)
+			}
+		},
 		Action: func(c *cli.Context) error {
 			switch c.Args().First() {
 			case "bash":
 				fmt.Fprint(env.stdout, bashCompletion)
 			case "zsh":
 				fmt.Fprint(env.stdout, zshCompletion)
+			case "fish":
+				// urfave/cli writes it from the commands and flags, so it
+				// never falls behind them
+				script, err := c.App.ToFishCompletion()
+				if err != nil {
+					return err
+				}
+				fmt.Fprint(env.stdout, script)
 			default:
-				return usageErrorf("completion needs a shell: bash or zsh")
+				return usageErrorf("completion needs a shell: bash, zsh or fish")
 			}
 			return nil
 		},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/sessctl/sessctl/pkg/diff"
@@ -15,6 +16,8 @@ type diffOptions struct {
 	stat           bool
 	json           bool
 	color          bool
+	progress       bool
+	ctx            context.Context
 }
 
 func diffCommand(env *appEnv) *cli.Command {
@@ -28,10 +31,14 @@ func diffCommand(env *appEnv) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "rotation", Aliases: []string{"r"}, Value: -1, Usage: "compare rotation `K` with the current file"},
 			&cli.BoolFlag{Name: "stat", Usage: "only counts and estimated tokens removed and added"},
-			rootFlag(), jsonFlag(), noColorFlag(),
+			rootFlag(), jsonFlag(), noColorFlag(), noProgressFlag(),
 		},
 		Action: func(c *cli.Context) error {
-			opt := diffOptions{stat: c.Bool("stat"), json: c.Bool("json"), color: useColor(env.stdout, env, c.Bool("no-color"))}
+			if c.IsSet("rotation") && c.Int("rotation") < 0 {
+				return usageErrorf("--rotation must not be negative")
+			}
+			opt := diffOptions{stat: c.Bool("stat"), json: c.Bool("json"), color: useColor(env.stdout, env, c.Bool("no-color")),
+				progress: progressWanted(env, c), ctx: c.Context}
 			switch c.NArg() {
 			case 1:
 				s, err := resolveSession(env, c, c.Args().First())
@@ -79,11 +86,15 @@ func diffCommand(env *appEnv) *cli.Command {
 }
 
 func runDiff(env *appEnv, opt diffOptions) error {
+	// the alignment is the long part; the printing that follows streams
+	// (a display beside it would mix with the diff on the terminal)
+	pr := newProgress(opt.ctx, env, opt.progress, "comparing", 0, unitNone)
 	res, err := diff.Compare(opt.a, opt.agentA, opt.b, opt.agentB)
-	if err != nil {
-		return err
+	if err == nil {
+		err = res.LineNumbers()
 	}
-	if err := res.LineNumbers(); err != nil {
+	pr.done()
+	if err != nil {
 		return err
 	}
 	dopt := diff.Options{Stat: opt.stat, Color: opt.color}

@@ -1,10 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -14,14 +14,16 @@ import (
 )
 
 type lsOptions struct {
-	roots   []string
-	paths   []string
-	agent   session.Agent
-	project string
-	since   time.Time
-	limit   int
-	json    bool
-	color   bool
+	roots    []string
+	paths    []string
+	agent    session.Agent
+	project  string
+	since    time.Time
+	limit    int
+	json     bool
+	color    bool
+	progress bool
+	ctx      context.Context
 }
 
 func lsCommand(env *appEnv) *cli.Command {
@@ -34,11 +36,15 @@ func lsCommand(env *appEnv) *cli.Command {
 			&cli.StringFlag{Name: "project", Usage: "only sessions whose project or working directory contains `TEXT`"},
 			&cli.StringFlag{Name: "since", Usage: "only sessions updated since `AGE|DATE` (7d, 12h, 2026-11-01)"},
 			&cli.IntFlag{Name: "limit", Aliases: []string{"n"}, Usage: "show at most `N` sessions"},
-			jsonFlag(), noColorFlag(),
+			jsonFlag(), noColorFlag(), noProgressFlag(),
 		},
 		Action: func(c *cli.Context) error {
+			if c.Int("limit") < 0 {
+				return usageErrorf("--limit must not be negative (0: no limit)")
+			}
 			opt := lsOptions{roots: c.StringSlice("root"), paths: c.Args().Slice(), project: c.String("project"),
-				limit: c.Int("limit"), json: c.Bool("json"), color: useColor(env.stdout, env, c.Bool("no-color"))}
+				limit: c.Int("limit"), json: c.Bool("json"), color: useColor(env.stdout, env, c.Bool("no-color")),
+				progress: progressWanted(env, c), ctx: c.Context}
 			var err error
 			if opt.agent, err = agentOpt(c); err != nil {
 				return err
@@ -72,8 +78,8 @@ type lsRow struct {
 
 func runLs(env *appEnv, opt lsOptions) error {
 	res := discoverScope(env, opt.roots, opt.paths)
-	for _, err := range res.Errors {
-		fmt.Fprintf(env.stderr, "sessctl: warning: %v\n", err)
+	if err := discoveryProblems(env, res, len(res.Sessions) == 0 && len(res.Unrecognized) == 0); err != nil {
+		return err
 	}
 	var ss []*session.Session
 	for _, s := range res.Sessions {
@@ -85,7 +91,13 @@ func runLs(env *appEnv, opt lsOptions) error {
 		}
 		ss = append(ss, s)
 	}
-	rows := summarizeAll(ss)
+	var total int64
+	for _, s := range ss {
+		total += summarizedBytes(s)
+	}
+	pr := newProgress(opt.ctx, env, opt.progress, "reading", total, unitBytes)
+	rows := summarizeAll(ss, pr)
+	pr.done()
 	if opt.project != "" {
 		kept := rows[:0]
 		for _, r := range rows {
@@ -98,9 +110,6 @@ func runLs(env *appEnv, opt lsOptions) error {
 	if opt.limit > 0 && len(rows) > opt.limit {
 		rows = rows[:opt.limit]
 	}
-	if len(res.Sessions) == 0 && len(res.Errors) > 0 && len(res.Unrecognized) == 0 {
-		return res.Errors[0]
-	}
 	if opt.json {
 		if rows == nil {
 			rows = []lsRow{}
@@ -108,25 +117,38 @@ func runLs(env *appEnv, opt lsOptions) error {
 		return writeJSON(env.stdout, rows)
 	}
 	if len(rows) == 0 {
-		where := "the default stores (~/.kimi, ~/.claude, ~/.codex, ~/.clawdcode)"
-		if len(opt.paths) > 0 {
-			where = strings.Join(opt.paths, ", ")
-		} else if len(opt.roots) > 0 {
-			where = strings.Join(opt.roots, ", ")
-		}
-		fmt.Fprintf(env.stderr, "sessctl: no sessions found in %s\n", where)
+		where := searched(env, opt.roots, opt.paths)
+		fmt.Fprintf(env.stderr, "sessctl: no sessions found in %s\n", line(where))
 		if len(res.Unrecognized) > 0 {
-			fmt.Fprintf(env.stderr, "sessctl: %d .jsonl files there are of no known format (e.g. %s)\n", len(res.Unrecognized), res.Unrecognized[0])
+			fmt.Fprintf(env.stderr, "sessctl: %s there of no known format (e.g. %s)\n", plural(len(res.Unrecognized), ".jsonl file"), line(res.Unrecognized[0]))
 		}
 		return nil
 	}
-	renderLs(env.stdout, rows, env.now(), colorer{opt.color})
+	// ids are shortened against every session in scope, so that each one
+	// shown names one session for the other commands
+	ids := make([]string, len(res.Sessions))
+	for i, s := range res.Sessions {
+		ids[i] = s.ID
+	}
+	renderLs(env.stdout, rows, env.now(), colorer{opt.color}, shortIDs(ids))
 	return nil
+}
+
+// summarizedBytes is what session.Summarize reads of s: the main and the
+// subagent transcripts.
+func summarizedBytes(s *session.Session) int64 {
+	var n int64
+	for _, f := range s.Files {
+		if f.Role == session.FileMain || f.Role == session.FileSubagent {
+			n += f.Size
+		}
+	}
+	return n
 }
 
 // summarizeAll reads each session's summary, spread over all cores, keeping
 // the order.
-func summarizeAll(ss []*session.Session) []lsRow {
+func summarizeAll(ss []*session.Session, pr *progress) []lsRow {
 	rows := make([]lsRow, len(ss))
 	work := make(chan int)
 	var wg sync.WaitGroup
@@ -136,6 +158,7 @@ func summarizeAll(ss []*session.Session) []lsRow {
 			defer wg.Done()
 			for i := range work {
 				rows[i] = lsRowOf(ss[i])
+				pr.add(summarizedBytes(ss[i]))
 			}
 		}()
 	}
@@ -162,7 +185,7 @@ func lsRowOf(s *session.Session) lsRow {
 	return r
 }
 
-func renderLs(w io.Writer, rows []lsRow, now time.Time, col colorer) {
+func renderLs(w io.Writer, rows []lsRow, now time.Time, col colorer, short func(string) string) {
 	tw := trimWriter(w)
 	t := newTable(tw, "AGENT", "ID", "PROJECT", "TITLE", "UPDATED", "RECORDS", "SIZE", "ROT", "CORRUPT")
 	for _, r := range rows {
@@ -170,16 +193,16 @@ func renderLs(w io.Writer, rows []lsRow, now time.Time, col colorer) {
 		if project == "" {
 			project = r.Project
 		}
-		bad := strconv.Itoa(r.Corrupt)
+		bad := thousands(int64(r.Corrupt))
 		if r.Corrupt > 0 {
 			bad = col.red(bad)
 		}
-		title := ellipsis(r.Title, 48)
+		title := ellipsis(line(r.Title), 48)
 		if r.Error != "" {
-			title = col.red("error: " + ellipsis(r.Error, 40))
+			title = col.red("error: " + ellipsis(line(r.Error), 40))
 		}
-		t.Append([]string{string(r.Agent), session.ShortID(r.ID), ellipsis(shortenHome(project), 32), title,
-			relTime(r.Updated, now), strconv.Itoa(r.Records), humanBytes(r.Size), strconv.Itoa(r.Rotations), bad})
+		t.Append([]string{string(r.Agent), line(short(r.ID)), ellipsis(shortenHome(line(project)), 32), title,
+			relTime(r.Updated, now), thousands(int64(r.Records)), humanBytes(r.Size), thousands(int64(r.Rotations)), bad})
 	}
 	t.Render()
 	flushTable(tw)

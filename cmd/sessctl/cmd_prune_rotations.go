@@ -25,10 +25,13 @@ func pruneRotationsCommand(env *appEnv) *cli.Command {
 			"pruned. Rotations are the only copies of what a revert or compaction removed:\n" +
 			"run with --dry-run first.",
 		Flags: []cli.Flag{
-			&cli.IntFlag{Name: "keep", Required: true, Usage: "keep the newest `N` rotations of each file"},
+			&cli.IntFlag{Name: "keep", Usage: "keep the newest `N` rotations of each file (required)"},
 			dryRunFlag(), rootFlag(), agentFlag(), jsonFlag(),
 		},
 		Action: func(c *cli.Context) error {
+			if err := required(c, "keep", "N"); err != nil {
+				return err
+			}
 			opt := pruneOptions{keep: c.Int("keep"), dryRun: c.Bool("dry-run"), json: c.Bool("json")}
 			if opt.keep < 0 {
 				return usageErrorf("--keep must be 0 or more")
@@ -38,9 +41,10 @@ func pruneRotationsCommand(env *appEnv) *cli.Command {
 				return err
 			}
 			var ss []*session.Session
+			var errs []error
 			if c.NArg() == 0 {
 				res := discoverScope(env, c.StringSlice("root"), nil)
-				ss = res.Sessions
+				ss, errs = res.Sessions, res.Errors
 			}
 			for _, arg := range c.Args().Slice() {
 				s, err := resolveSession(env, c, arg)
@@ -49,7 +53,7 @@ func pruneRotationsCommand(env *appEnv) *cli.Command {
 				}
 				ss = append(ss, s)
 			}
-			return runPrune(env, ss, opt)
+			return runPrune(env, ss, errs, opt)
 		},
 	}
 }
@@ -63,7 +67,10 @@ type pruneOutput struct {
 	Errors  []string            `json:"errors"`
 }
 
-func runPrune(env *appEnv, ss []*session.Session, opt pruneOptions) error {
+// runPrune prunes the rotations of ss. errs are what discovery could not
+// read: reported, and the exit status is 2, but the sessions that were
+// found are pruned.
+func runPrune(env *appEnv, ss []*session.Session, errs []error, opt pruneOptions) error {
 	out := pruneOutput{DryRun: opt.dryRun, Deleted: []rotation.Rotation{}, Errors: []string{}}
 	var firstErr error
 	fail := func(err error) {
@@ -71,6 +78,9 @@ func runPrune(env *appEnv, ss []*session.Session, opt pruneOptions) error {
 		if firstErr == nil {
 			firstErr = err
 		}
+	}
+	for _, err := range errs {
+		fail(err)
 	}
 	for _, s := range ss {
 		if opt.agent != "" && s.Agent != opt.agent {
@@ -81,7 +91,7 @@ func runPrune(env *appEnv, ss []*session.Session, opt pruneOptions) error {
 		res, err := rotation.Prune(s.Root, s.Main, s.Agent, opt.keep, opt.dryRun, env.now())
 		if res != nil {
 			for _, l := range res.Leftovers {
-				fmt.Fprintf(env.stderr, "sessctl: warning: %s\n", l.Removed())
+				warn(env.stderr, "%s", l.Removed())
 			}
 			out.Kept += res.Kept
 			for _, r := range res.Deleted {
@@ -100,15 +110,24 @@ func runPrune(env *appEnv, ss []*session.Session, opt pruneOptions) error {
 		if err := writeJSON(env.stdout, out); err != nil {
 			return err
 		}
-		return firstErr
+		if firstErr != nil {
+			return &cliError{code: exitCode(firstErr), err: errSilent} // the errors are in the JSON
+		}
+		return nil
 	}
 	verb := "deleted"
 	if opt.dryRun {
 		verb = "would delete"
 	}
 	for _, r := range out.Deleted {
-		fmt.Fprintf(env.stdout, "%s %s (%s)\n", verb, r.Path, humanBytes(r.Size))
+		fmt.Fprintf(env.stdout, "%s %s (%s)\n", verb, line(r.Path), humanBytes(r.Size))
 	}
-	fmt.Fprintf(env.stdout, "%s %d rotations (%s), kept %d\n", verb, len(out.Deleted), humanBytes(out.Freed), out.Kept)
-	return firstErr
+	fmt.Fprintf(env.stdout, "%s %s (%s), kept %s\n", verb, plural(len(out.Deleted), "rotation"), humanBytes(out.Freed), thousands(int64(out.Kept)))
+	if firstErr == nil {
+		return nil
+	}
+	for _, e := range out.Errors {
+		fmt.Fprintf(env.stderr, "sessctl: error: %s\n", line(e))
+	}
+	return &cliError{code: exitCode(firstErr), err: errSilent, hint: hintFor(firstErr)}
 }

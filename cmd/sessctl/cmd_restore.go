@@ -28,15 +28,24 @@ func restoreCommand(env *appEnv) *cli.Command {
 		Description: "Nothing is lost: the current file becomes the next rotation before rotation K is\n" +
 			"copied into its place, and rotation K itself stays.",
 		Flags: []cli.Flag{
-			&cli.IntFlag{Name: "rotation", Aliases: []string{"r"}, Required: true, Usage: "restore rotation `K` (see `sessctl rotations`)"},
+			&cli.IntFlag{Name: "rotation", Aliases: []string{"r"}, Usage: "restore rotation `K` (required; see `sessctl rotations`)"},
 			dryRunFlag(), forceFlag(), rootFlag(), jsonFlag(),
 		},
 		Action: func(c *cli.Context) error {
+			if err := required(c, "rotation", "K"); err != nil {
+				return err
+			}
+			if c.Int("rotation") < 0 {
+				return usageErrorf("--rotation must not be negative")
+			}
 			if c.NArg() != 1 {
 				return usageErrorf("restore needs exactly one SESSION")
 			}
 			s, err := resolveSession(env, c, c.Args().First())
 			if err != nil {
+				return err
+			}
+			if err := wholeSession(s, c.Args().First()); err != nil {
 				return err
 			}
 			return runRestore(c.Context, env, s, restoreOptions{n: c.Int("rotation"), dryRun: c.Bool("dry-run"), force: c.Bool("force"), json: c.Bool("json")})
@@ -92,12 +101,12 @@ func runRestore(ctx context.Context, env *appEnv, s *session.Session, opt restor
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("%s: %w (the session file was not replaced)", path, err)
+		return fmt.Errorf("%w (the session file was not replaced)", inPath(path, err))
 	}
 	out.Rotation = res.Rotation
 	out.OldSize, out.NewSize = res.OldSize, res.NewSize
 	for _, w := range tx.Notes(res) {
-		fmt.Fprintf(env.stderr, "sessctl: warning: %s\n", w)
+		warn(env.stderr, "%s", w)
 	}
 	return renderRestore(env, out, opt)
 }
@@ -108,12 +117,12 @@ func renderRestore(env *appEnv, out restoreOutput, opt restoreOptions) error {
 	}
 	w := env.stdout
 	if out.DryRun {
-		fmt.Fprintf(w, "would restore %s from %s (%s, now %s)\n", out.Session, out.Restored.Path, humanBytes(out.Restored.Size), humanBytes(out.OldSize))
+		fmt.Fprintf(w, "would restore %s from %s (%s, now %s)\n", line(out.Session), line(out.Restored.Path), humanBytes(out.Restored.Size), humanBytes(out.OldSize))
 		return nil
 	}
-	fmt.Fprintf(w, "restored %s from %s (%s)\n", out.Session, out.Restored.Path, humanBytes(out.NewSize))
+	fmt.Fprintf(w, "restored %s from %s (%s)\n", line(out.Session), line(out.Restored.Path), humanBytes(out.NewSize))
 	if out.Rotation != nil {
-		fmt.Fprintf(w, "  the replaced file is kept as %s\n", out.Rotation.Path)
+		fmt.Fprintf(w, "  the replaced file is kept as %s\n", line(out.Rotation.Path))
 	}
 	if out.NewSize != out.Restored.Size {
 		fmt.Fprintf(w, "  a final newline was added (the rotation ended without one)\n")

@@ -43,11 +43,14 @@ func revertCommand(env *appEnv) *cli.Command {
 			"rollback), or the file is cut when a compaction follows turn N. The original is\n" +
 			"always kept as the next rotation first (see `sessctl rotations`).",
 		Flags: []cli.Flag{
-			&cli.IntFlag{Name: "checkpoint", Aliases: []string{"c"}, Required: true, Usage: "revert to before checkpoint or turn `N` (see `sessctl checkpoints`)"},
+			&cli.IntFlag{Name: "checkpoint", Aliases: []string{"c"}, Usage: "revert to before checkpoint or turn `N` (required; see `sessctl checkpoints`)"},
 			&cli.StringFlag{Name: "mechanism", Value: "auto", Usage: "`HOW` to write a non-Kimi revert: auto, truncate, rollback (Codex only)"},
 			dryRunFlag(), forceFlag(), rootFlag(), jsonFlag(), noColorFlag(),
 		},
 		Action: func(c *cli.Context) error {
+			if err := required(c, "checkpoint", "N"); err != nil {
+				return err
+			}
 			if c.NArg() != 1 {
 				return usageErrorf("revert needs exactly one SESSION").withHint("sessctl revert --checkpoint N SESSION")
 			}
@@ -60,6 +63,9 @@ func revertCommand(env *appEnv) *cli.Command {
 			}
 			s, err := resolveSession(env, c, c.Args().First())
 			if err != nil {
+				return err
+			}
+			if err := wholeSession(s, c.Args().First()); err != nil {
 				return err
 			}
 			return runRevert(c.Context, env, s, revertOptions{n: c.Int("checkpoint"), mechanism: mech, dryRun: c.Bool("dry-run"),
@@ -88,7 +94,7 @@ func runRevert(ctx context.Context, env *appEnv, s *session.Session, opt revertO
 	path := s.Main
 	out := revertOutput{Session: path, DryRun: opt.dryRun, Warnings: []string{}}
 	plan := func() error {
-		p, err := checkpoint.PlanRevert(path, s.Agent, opt.n, opt.mechanism)
+		p, err := checkpoint.PlanRevert(ctx, path, s.Agent, opt.n, opt.mechanism)
 		if err != nil {
 			if errors.Is(err, checkpoint.ErrNoCheckpoint) {
 				return usageErrorf("%s: %v", path, err).withHint("sessctl checkpoints %s lists them", shellQuote(path))
@@ -103,10 +109,7 @@ func runRevert(ctx context.Context, env *appEnv, s *session.Session, opt revertO
 		if p.Kimi != nil {
 			out.CorruptLeftBehind = p.Kimi.Dropped + p.Kimi.Blank
 		}
-		if p.Agent == session.Codex && p.Mechanism == checkpoint.Truncate {
-			out.Warnings = append(out.Warnings, "codex keeps a projection of the rollout in thread_history_1.sqlite by byte offset; "+
-				"after a cut, codex's thread list may be stale until that thread's rows are rebuilt (the model context is read from the file)")
-		}
+		out.Warnings = append(out.Warnings, p.Warnings...)
 		return nil
 	}
 	if opt.dryRun {
@@ -117,7 +120,7 @@ func runRevert(ctx context.Context, env *appEnv, s *session.Session, opt revertO
 			out.NextRotation = rotation.NameFor(path, s.Agent, n)
 		}
 		out.OldSize = fileSize(path)
-		out.NewSize = predictedSize(out.Plan, out.OldSize)
+		out.NewSize = out.Plan.NewSize(out.OldSize)
 		return renderRevert(env, out, opt)
 	}
 	tx, err := rewrite.Begin(ctx, path, s.Agent, rewrite.Options{Force: opt.force, Now: env.now, Fault: opt.fault})
@@ -133,9 +136,9 @@ func runRevert(ctx context.Context, env *appEnv, s *session.Session, opt revertO
 	})
 	if err != nil {
 		if res != nil && res.Rotation != nil {
-			return fmt.Errorf("%s: %w (the new file is in place; the original is in %s)", path, err, res.Rotation.Path)
+			return fmt.Errorf("%w (the new file is in place; the original is in %s)", inPath(path, err), res.Rotation.Path)
 		}
-		return fmt.Errorf("%s: %w (nothing was changed)", path, err)
+		return fmt.Errorf("%w (nothing was changed)", inPath(path, err))
 	}
 	out.Warnings = append(out.Warnings, tx.Notes(res)...)
 	out.Rotation = res.Rotation
@@ -143,19 +146,9 @@ func runRevert(ctx context.Context, env *appEnv, s *session.Session, opt revertO
 	return renderRevert(env, out, opt)
 }
 
-func predictedSize(p *checkpoint.Plan, old int64) int64 {
-	switch p.Mechanism {
-	case checkpoint.KimiRevertTo:
-		return p.Kimi.KeptBytes
-	case checkpoint.Rollback:
-		return old + int64(len(checkpoint.RollbackLine(timeZero, p.Ordinal+1, p.RollbackTurns))) + 1
-	}
-	return old - p.RemovedBytes
-}
-
 func renderRevert(env *appEnv, out revertOutput, opt revertOptions) error {
 	for _, w := range out.Warnings {
-		fmt.Fprintf(env.stderr, "sessctl: warning: %s\n", w)
+		warn(env.stderr, "%s", w)
 	}
 	if opt.json {
 		return writeJSON(env.stdout, out)
@@ -163,11 +156,8 @@ func renderRevert(env *appEnv, out revertOutput, opt revertOptions) error {
 	col := colorer{on: opt.color}
 	p := out.Plan
 	w := env.stdout
-	name := filepath.Base(out.Session)
-	what := "turn"
-	if p.Agent == session.Kimi {
-		what = "checkpoint"
-	}
+	name := line(filepath.Base(out.Session))
+	what := p.Unit
 	if out.DryRun {
 		// as `git diff --stat` would show it
 		switch p.Mechanism {
@@ -183,34 +173,34 @@ func renderRevert(env *appEnv, out revertOutput, opt revertOptions) error {
 	if out.DryRun {
 		verb = "would revert"
 	}
-	fmt.Fprintf(w, "%s %s to before %s %d (%s)\n", verb, out.Session, what, p.N, mechanismText(p.Mechanism))
+	fmt.Fprintf(w, "%s %s to before %s %d (%s)\n", verb, line(out.Session), what, p.N, mechanismText(p.Mechanism))
 	if p.Point.Preview != "" {
-		fmt.Fprintf(w, "  %s %d began with: %s\n", what, p.N, ellipsis(p.Point.Preview, 70))
+		fmt.Fprintf(w, "  %s %d began with: %s\n", what, p.N, ellipsis(line(p.Point.Preview), 70))
 	}
 	switch p.Mechanism {
 	case checkpoint.Rollback:
-		fmt.Fprintf(w, "  the model no longer sees %s: %d records, %s, ~%d tokens (they stay in the file)\n",
-			plural(p.RollbackTurns, "turn"), p.RemovedRecords, humanBytes(p.RemovedBytes), p.RemovedTokens)
+		fmt.Fprintf(w, "  the model no longer sees %s: %s, %s, ~%s (they stay in the file)\n",
+			plural(p.RollbackTurns, "turn"), plural(p.RemovedRecords, "record"), humanBytes(p.RemovedBytes), plural(p.RemovedTokens, "token"))
 	default:
-		fmt.Fprintf(w, "  removed %d records from line %d on: %s, ~%d tokens\n", p.RemovedRecords, lineOf(p), humanBytes(p.RemovedBytes), p.RemovedTokens)
+		fmt.Fprintf(w, "  removed %s from line %d on: %s, ~%s\n", plural(p.RemovedRecords, "record"), lineOf(p), humanBytes(p.RemovedBytes), plural(p.RemovedTokens, "token"))
 	}
 	if p.KeptAfterCut > 0 {
-		fmt.Fprintf(w, "  kept %d session-name records from after the cut\n", p.KeptAfterCut)
+		fmt.Fprintf(w, "  kept %s from after the cut\n", plural(p.KeptAfterCut, "session-name record"))
 	}
 	if p.Kimi != nil {
-		fmt.Fprintf(w, "  kept %d records; context tokens at the checkpoint: %s\n", p.Kimi.Kept, tokensText(p.Kimi.Tokens))
+		fmt.Fprintf(w, "  kept %s; context tokens at the checkpoint: %s\n", plural(p.Kimi.Kept, "record"), tokensText(p.Kimi.Tokens))
 	}
 	rot := ""
 	if out.Rotation != nil {
 		rot = out.Rotation.Path
-		fmt.Fprintf(w, "  original kept as %s\n", rot)
+		fmt.Fprintf(w, "  original kept as %s\n", line(rot))
 	} else if out.NextRotation != "" {
 		rot = out.NextRotation
-		fmt.Fprintf(w, "  the original would be kept as %s\n", rot)
+		fmt.Fprintf(w, "  the original would be kept as %s\n", line(rot))
 	}
 	if out.CorruptLeftBehind > 0 {
-		fmt.Fprintf(w, "  %s\n", col.yellow(fmt.Sprintf("%d blank or corrupt lines before the checkpoint are not carried over (kimi-cli drops them too); they stay in %s",
-			out.CorruptLeftBehind, filepath.Base(rot))))
+		fmt.Fprintf(w, "  %s\n", col.yellow(fmt.Sprintf("%s before the checkpoint %s not carried over (kimi-cli drops them too); they stay in %s",
+			plural(out.CorruptLeftBehind, "blank or corrupt line"), isAre(out.CorruptLeftBehind), line(filepath.Base(rot)))))
 	}
 	return nil
 }
@@ -236,7 +226,7 @@ func tokensText(n int64) string {
 	if n < 0 {
 		return "unknown"
 	}
-	return fmt.Sprintf("%d", n)
+	return thousands(n)
 }
 
 func shellQuote(s string) string {
@@ -244,11 +234,4 @@ func shellQuote(s string) string {
 		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 	}
 	return s
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }

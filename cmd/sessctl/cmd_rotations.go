@@ -11,9 +11,6 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// timeZero is a fixed time for computing the length of a generated line.
-var timeZero = time.Unix(0, 0)
-
 func fileSize(path string) int64 {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -67,13 +64,13 @@ func runRotations(env *appEnv, s *session.Session, asJSON bool) error {
 		return writeJSON(env.stdout, out)
 	}
 	if len(rs) == 0 {
-		fmt.Fprintf(env.stdout, "%s: no rotations\n", s.Main)
+		fmt.Fprintf(env.stdout, "%s: no rotations\n", line(s.Main))
 		return nil
 	}
 	tw := trimWriter(env.stdout)
 	t := newTable(tw, "N", "SIZE", "MODIFIED", "PATH")
 	for _, r := range rs {
-		t.Append([]string{strconv.Itoa(r.N), humanBytes(r.Size), time.Unix(r.ModTime, 0).UTC().Format("2006-01-02 15:04:05"), r.Path})
+		t.Append([]string{strconv.Itoa(r.N), humanBytes(r.Size), time.Unix(r.ModTime, 0).UTC().Format("2006-01-02 15:04:05"), line(r.Path)})
 	}
 	t.Render()
 	flushTable(tw)

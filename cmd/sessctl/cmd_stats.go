@@ -1,17 +1,21 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"math"
+	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/session"
 	"github.com/sessctl/sessctl/pkg/stats"
-	"github.com/sessctl/sessctl/pkg/tokens"
+	"github.com/sessctl/sessctl/pkg/usage"
 	"github.com/urfave/cli/v2"
 )
 
@@ -30,6 +34,7 @@ type statsOptions struct {
 	loc      *time.Location
 	progress bool
 	exact    bool
+	ctx      context.Context
 }
 
 func statsCommand(env *appEnv) *cli.Command {
@@ -52,14 +57,14 @@ func statsCommand(env *appEnv) *cli.Command {
 			&cli.IntFlag{Name: "top", Value: 10, Usage: "show the `N` largest records"},
 			&cli.StringFlag{Name: "tz", Usage: "time zone for --by day (IANA name, e.g. UTC; default local)"},
 			&cli.BoolFlag{Name: "heuristic", Usage: "estimate with the bytes/4 heuristic instead of the tokenizer (faster, rougher)"},
-			&cli.BoolFlag{Name: "no-progress", Usage: "never draw a progress bar on stderr"},
+			noProgressFlag(),
 			jsonFlag(), noColorFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			opt := statsOptions{roots: c.StringSlice("root"), args: c.Args().Slice(), all: c.Bool("all"),
 				project: c.String("project"), by: c.String("by"), json: c.Bool("json"), window: c.Int("window"),
 				top: c.Int("top"), color: useColor(env.stdout, env, c.Bool("no-color")), exact: !c.Bool("heuristic"),
-				progress: !c.Bool("no-progress") && isTerminal(env.stderr)}
+				progress: progressWanted(env, c)}
 			var err error
 			if opt.agent, err = agentOpt(c); err != nil {
 				return err
@@ -86,26 +91,28 @@ func statsCommand(env *appEnv) *cli.Command {
 				}
 				opt.loc = loc
 			}
+			opt.ctx = c.Context
 			return runStats(env, c, opt)
 		},
 	}
 }
 
 func runStats(env *appEnv, c *cli.Context, opt statsOptions) error {
-	filtered := opt.all || opt.agent != "" || opt.project != "" || !opt.since.IsZero()
-	if len(opt.args) == 1 && !filtered {
+	// one SESSION is the one-session report; a grouping asked for, a filter,
+	// or a directory that holds several sessions is the many-session one
+	// (`stats --by project ~/.claude/projects` is documented)
+	filtered := opt.all || opt.agent != "" || opt.project != "" || !opt.since.IsZero() || c.IsSet("by")
+	if len(opt.args) == 1 && !filtered && !holdsSeveral(opt.args[0]) {
 		s, err := resolveSession(env, c, opt.args[0])
 		if err != nil {
 			return err
 		}
-		return runStatsOne(env, s, opt)
+		defer boundMemory([]*session.Session{s})()
+		return runStatsOne(c.Context, env, namedFile(s, opt.args[0]), opt)
 	}
 	res := discoverScope(env, opt.roots, opt.args)
-	for _, err := range res.Errors {
-		fmt.Fprintf(env.stderr, "sessctl: warning: %v\n", err)
-	}
-	if len(res.Sessions) == 0 && len(res.Errors) > 0 {
-		return res.Errors[0]
+	if err := discoveryProblems(env, res, len(res.Sessions) == 0); err != nil {
+		return err
 	}
 	var ss []*session.Session
 	for _, s := range res.Sessions {
@@ -117,7 +124,11 @@ func runStats(env *appEnv, c *cli.Context, opt statsOptions) error {
 		}
 		ss = append(ss, s)
 	}
-	if err := runStatsMany(env, dedupeCodex(ss), opt); err != nil {
+	// a session stored twice (a Codex rollout in sessions/ and in
+	// archived_sessions/) is counted once
+	ss = usage.Distinct(ss)
+	defer boundMemory(ss)()
+	if err := runStatsMany(c.Context, env, ss, opt); err != nil {
 		return err
 	}
 	if c.Context.Err() != nil {
@@ -126,69 +137,41 @@ func runStats(env *appEnv, c *cli.Context, opt statsOptions) error {
 	return nil
 }
 
-// dedupeCodex keeps one rollout per Codex thread: the same file can be in
-// sessions/ and archived_sessions/ (ccusage counts it once too, sessions/
-// winning).
-func dedupeCodex(ss []*session.Session) []*session.Session {
-	best := map[string]int{}
-	var out []*session.Session
+// holdsSeveral reports whether path is a directory with more than one
+// session below it (a Kimi session directory holds one).
+func holdsSeveral(path string) bool {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	return len(session.DiscoverPaths([]string{path}).Sessions) > 1
+}
+
+// boundMemory sets the Go runtime's soft memory limit for a stats run to
+// what stats needs: 64 MiB, twice the longest line it may hold (no line is
+// longer than the largest file, nor than the line bound), and room for the
+// requests of the files (one per few KiB). Stats reads a huge line more
+// than once (usage, turns, estimates) and each pass leaves a few copies of
+// it as garbage; left to its default pacing the collector lets the heap
+// double over them, and a 20 MB line took over 250 MB. The limit is soft:
+// the collector works harder near it and never fails an allocation. A
+// limit set by the user (GOMEMLIMIT) is kept. It returns the restore.
+func boundMemory(ss []*session.Session) func() {
+	if debug.SetMemoryLimit(-1) != math.MaxInt64 {
+		return func() {}
+	}
+	var total, longest int64
 	for _, s := range ss {
-		if s.Agent != session.Codex || s.ID == "" {
-			out = append(out, s)
-			continue
-		}
-		i, seen := best[s.ID]
-		if !seen {
-			best[s.ID] = len(out)
-			out = append(out, s)
-			continue
-		}
-		if strings.Contains(filepath.ToSlash(out[i].Main), "/archived_sessions/") && !strings.Contains(filepath.ToSlash(s.Main), "/archived_sessions/") {
-			out[i] = s
+		for _, f := range s.Files {
+			if !f.Dir {
+				total += f.Size
+				longest = max(longest, f.Size)
+			}
 		}
 	}
-	return out
-}
-
-// progressBar draws "scanning 42% [####    ] 84 MiB / 200 MiB" on stderr, but
-// only once the work has run for a second.
-type progressBar struct {
-	w       io.Writer
-	start   time.Time
-	mu      sync.Mutex
-	drawn   bool
-	lastPct int
-}
-
-func newProgress(env *appEnv, on bool) (stats.Progress, func()) {
-	if !on {
-		return nil, func() {}
-	}
-	p := &progressBar{w: env.stderr, start: time.Now(), lastPct: -1}
-	return p.update, p.finish
-}
-
-func (p *progressBar) update(done, total int64) {
-	if total <= 0 || time.Since(p.start) < time.Second {
-		return
-	}
-	pct := int(done * 100 / total)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if pct == p.lastPct {
-		return
-	}
-	p.lastPct = pct
-	p.drawn = true
-	fmt.Fprintf(p.w, "\rscanning %3d%% %s %s / %s ", pct, bar(float64(done)/float64(total), 24), humanBytes(done), humanBytes(total))
-}
-
-func (p *progressBar) finish() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.drawn {
-		fmt.Fprint(p.w, "\r\x1b[K")
-	}
+	longest = min(longest, jsonl.DefaultMaxLineSize)
+	old := debug.SetMemoryLimit(64<<20 + 2*longest + total/16)
+	return func() { debug.SetMemoryLimit(old) }
 }
 
 // bar renders a fraction as [#####     ].
@@ -205,37 +188,56 @@ func bar(frac float64, width int) string {
 
 // statsManyJSON is stats --json for many sessions.
 type statsManyJSON struct {
-	By        string                `json:"by"`
-	Totals    tokens.Totals         `json:"recorded"`
-	AsCCUsage tokens.Totals         `json:"as_ccusage"`
-	Groups    []stats.GroupRow      `json:"groups"`
-	Sessions  []*stats.SessionUsage `json:"sessions"`
-	Rejected  int                   `json:"rejected_lines"`
-	Corrupt   int                   `json:"corrupt_lines"`
+	By string `json:"by"`
+	// Totals is sessctl's count, AsCCUsage ccusage's (each says so in its
+	// "view"); InRotations the part of Totals only rotations hold.
+	Totals      usage.Totals          `json:"recorded"`
+	AsCCUsage   usage.Totals          `json:"as_ccusage"`
+	InRotations *usage.Totals         `json:"in_rotations,omitempty"`
+	Groups      []stats.GroupRow      `json:"groups"`
+	Sessions    []*stats.SessionUsage `json:"sessions"`
+	Rejected    int                   `json:"rejected_lines"`
+	Corrupt     int                   `json:"corrupt_lines"`
 	// CountedNotByCCUsage counts lines sessctl counts that ccusage drops
 	// silently (spaced JSON and the other cases in docs/stats.md).
 	CountedNotByCCUsage int `json:"counted_not_by_ccusage"`
 }
 
-func runStatsMany(env *appEnv, ss []*session.Session, opt statsOptions) error {
+func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt statsOptions) error {
+	// a project is its real working directory, as ls shows it: Claude Code's
+	// and clawdcode's folder names are escaped paths (one directory would
+	// be two projects beside Codex's cwd), so their transcripts' head says
+	var cwds map[*session.Session]string
+	if opt.project != "" || opt.by == stats.ByProject {
+		cwds = projectPaths(ss)
+	}
 	if opt.project != "" {
-		// the project of a Codex rollout is its working directory, known
-		// only once read; the others are filtered before the scan
+		// a session whose path names no project (a Codex rollout) has its
+		// working directory in the file, known only once read; the others
+		// are filtered before the scan
 		kept := ss[:0:0]
 		for _, s := range ss {
-			if s.Agent == session.Codex || strings.Contains(s.Project, opt.project) {
+			if s.Project == "" || strings.Contains(s.Project, opt.project) || strings.Contains(cwds[s], opt.project) {
 				kept = append(kept, s)
 			}
 		}
 		ss = kept
 	}
-	prog, finish := newProgress(env, opt.progress)
-	sus := stats.Consumption(ss, prog)
-	finish()
+	pr := newProgress(opt.ctx, env, opt.progress, "scanning", 0, unitBytes)
+	sus, err := stats.Consumption(ctx, ss, pr.set)
+	pr.done()
+	if err != nil {
+		return err
+	}
+	for _, su := range sus {
+		if cwd := cwds[su.Session]; cwd != "" {
+			su.CWD = cwd
+		}
+	}
 	if opt.project != "" {
 		kept := sus[:0]
 		for _, su := range sus {
-			if strings.Contains(su.Project, opt.project) {
+			if strings.Contains(su.Project, opt.project) || strings.Contains(su.CWD, opt.project) {
 				kept = append(kept, su)
 			}
 		}
@@ -245,11 +247,20 @@ func runStatsMany(env *appEnv, ss []*session.Session, opt statsOptions) error {
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
-	out := statsManyJSON{By: opt.by, Groups: groups, Sessions: sus}
+	out := statsManyJSON{By: opt.by, Groups: groups, Sessions: sus,
+		Totals: usage.Totals{View: usage.ViewSessctl}, AsCCUsage: usage.Totals{View: usage.ViewCCUsage}}
+	ccusageView := false
 	for _, su := range sus {
 		out.Totals.Merge(su.Totals)
 		if su.AsCCUsage != nil {
 			out.AsCCUsage.Merge(*su.AsCCUsage)
+			ccusageView = true
+		}
+		if su.InRotations != nil {
+			if out.InRotations == nil {
+				out.InRotations = &usage.Totals{View: usage.ViewSessctl}
+			}
+			out.InRotations.Merge(*su.InRotations)
 		}
 		out.Rejected += su.Rejected
 		out.Corrupt += su.Corrupt
@@ -266,57 +277,134 @@ func runStatsMany(env *appEnv, ss []*session.Session, opt statsOptions) error {
 			jsonArray{"sessions", len(sessions), func(i int) any { return sessions[i] }})
 	}
 	if len(sus) == 0 {
-		fmt.Fprintln(env.stderr, "sessctl: no sessions found")
+		fmt.Fprintf(env.stderr, "sessctl: no sessions found in %s\n", line(searched(env, opt.roots, opt.args)))
 		return nil
 	}
-	renderGroups(env.stdout, out, colorer{opt.color})
+	renderGroups(env.stdout, out, ccusageView, colorer{opt.color})
 	return nil
 }
 
-func renderGroups(w io.Writer, out statsManyJSON, col colorer) {
-	fmt.Fprintf(w, "Recorded usage by %s (tokens the APIs reported; cache read/write counted apart)\n\n", out.By)
+// projectPaths returns the real working directory of the sessions among
+// ss where their path does not say it: an absolute Project is one (Kimi's
+// kimi.json names it); otherwise the transcript's head does (Claude Code's
+// and clawdcode's folder names are escaped paths; Codex's comes with its
+// usage scan as well).
+func projectPaths(ss []*session.Session) map[*session.Session]string {
+	out := make(map[*session.Session]string, len(ss))
+	for _, s := range ss {
+		switch {
+		case filepath.IsAbs(s.Project):
+			out[s] = s.Project
+		case s.Project != "":
+			if cwd := session.HeadCWD(s); cwd != "" {
+				out[s] = cwd
+			}
+		}
+	}
+	return out
+}
+
+// sessctlView and ccusageView say, in the text output, which count a
+// number is (the JSON says it in each totals object's "view").
+const (
+	sessctlView = "sessctl's count: every file of each session, rotations and subagents included, each request once"
+	ccusageView = "ccusage 20.0.24's count: the *.jsonl files only, no rotations, by its rules"
+)
+
+func renderGroups(w io.Writer, out statsManyJSON, withCCUsage bool, col colorer) {
+	fmt.Fprintf(w, "Recorded usage by %s (tokens the APIs reported; cache read/write counted apart)\n", out.By)
+	fmt.Fprintf(w, "%s\n\n", sessctlView)
 	tw := trimWriter(w)
-	head := strings.ToUpper(out.By)
-	t := newTable(tw, head, "AGENT", "SESSIONS", "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "TOTAL", "MODELS")
+	var short func(string) string
+	if out.By == stats.BySession {
+		ids := make([]string, len(out.Sessions))
+		for i, su := range out.Sessions {
+			ids[i] = su.ID
+		}
+		short = shortIDs(ids)
+	}
+	head := []string{strings.ToUpper(out.By), "AGENT", "SESSIONS", "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "TOTAL", "MODELS"}
+	byAgent := out.By == stats.ByAgent // the key is the agent: one AGENT column
+	if byAgent {
+		head = append(head[:1], head[2:]...)
+	}
+	t := newTable(tw, head...)
 	for _, g := range out.Groups {
 		key := g.Key
 		if out.By == stats.BySession {
 			if _, id, ok := strings.Cut(key, ":"); ok {
-				key = session.ShortID(id)
+				key = short(id)
 			}
 		}
 		models := g.Totals.Models()
 		if len(models) > 2 {
 			models = append(models[:2], fmt.Sprintf("+%d", len(models)-2))
 		}
-		t.Append([]string{ellipsis(key, 40), strings.Join(g.Agents, ","), strconv.Itoa(g.Sessions),
+		for i := range models {
+			models[i] = line(models[i])
+		}
+		row := []string{ellipsis(line(key), 40), strings.Join(g.Agents, ","), thousands(int64(g.Sessions)),
 			thousands(g.Totals.Input), thousands(g.Totals.Output), thousands(g.Totals.CacheRead), thousands(g.Totals.CacheCreation),
-			col.bold(thousands(g.Totals.Total())), strings.Join(models, ",")})
+			col.bold(thousands(g.Totals.Total())), strings.Join(models, ",")}
+		if byAgent {
+			row = append(row[:1], row[2:]...)
+		}
+		t.Append(row)
 	}
-	t.Append([]string{"TOTAL", "", strconv.Itoa(len(out.Sessions)), thousands(out.Totals.Input), thousands(out.Totals.Output),
-		thousands(out.Totals.CacheRead), thousands(out.Totals.CacheCreation), col.bold(thousands(out.Totals.Total())), ""})
+	total := []string{"TOTAL", "", thousands(int64(len(out.Sessions))), thousands(out.Totals.Input), thousands(out.Totals.Output),
+		thousands(out.Totals.CacheRead), thousands(out.Totals.CacheCreation), col.bold(thousands(out.Totals.Total())), ""}
+	if byAgent {
+		total = append(total[:1], total[2:]...)
+	}
+	t.Append(total)
 	t.Render()
 	flushTable(tw)
 	var notes []string
 	if out.Rejected > 0 {
-		notes = append(notes, fmt.Sprintf("%d usage line(s) could not be counted", out.Rejected))
+		notes = append(notes, fmt.Sprintf("%s could not be counted", plural(out.Rejected, "usage line")))
 	}
 	if out.Corrupt > 0 {
-		notes = append(notes, fmt.Sprintf("%d corrupt line(s) seen", out.Corrupt))
+		// not the CORRUPT of ls: the usage scan validates only the lines
+		// that can carry usage (docs/stats.md)
+		notes = append(notes, fmt.Sprintf("%s that could carry usage %s unreadable", plural(out.Corrupt, "line"), isAre(out.Corrupt)))
 	}
 	if len(notes) > 0 {
 		fmt.Fprintf(w, "\n%s %s (--json has them per session; sessctl check shows every damaged line)\n",
 			col.yellow("note:"), strings.Join(notes, ", "))
 	}
+	if out.InRotations != nil {
+		fmt.Fprintf(w, "note: %s of these tokens are only in rotations (turns a revert removed); ccusage does not count them\n",
+			thousands(out.InRotations.Total()))
+	}
+	if withCCUsage && out.AsCCUsage.Total() != out.Totals.Total() {
+		fmt.Fprintf(w, "%s: %s tokens (%s)\n", col.dim("ccusage"), thousands(out.AsCCUsage.Total()), ccusageView)
+	}
 	if out.CountedNotByCCUsage > 0 {
-		fmt.Fprintf(w, "note: %d usage lines counted here are dropped silently by ccusage (e.g. JSON with spaces after colons); see docs/stats.md\n", out.CountedNotByCCUsage)
+		fmt.Fprintf(w, "note: %s counted here %s dropped silently by ccusage (e.g. JSON with spaces after colons); see docs/stats.md\n",
+			plural(out.CountedNotByCCUsage, "usage line"), isAre(out.CountedNotByCCUsage))
 	}
 }
 
-func runStatsOne(env *appEnv, s *session.Session, opt statsOptions) error {
-	prog, finish := newProgress(env, opt.progress)
-	rep, err := stats.Analyze(s, stats.Options{Window: opt.window, Top: opt.top, Heuristic: !opt.exact, Progress: prog})
-	finish()
+// statsNotYet is stats --json of an empty file whose agent is not known
+// yet (docs/stats.md).
+type statsNotYet struct {
+	Agent   session.Agent `json:"agent"`
+	ID      string        `json:"id"`
+	Main    string        `json:"main"`
+	Records int           `json:"records"`
+}
+
+func runStatsOne(ctx context.Context, env *appEnv, s *session.Session, opt statsOptions) error {
+	if s.Agent == session.Unknown { // an empty file: nothing yet
+		if opt.json {
+			return writeJSON(env.stdout, statsNotYet{Agent: s.Agent, ID: s.ID, Main: s.Main})
+		}
+		notYet(env, s)
+		return nil
+	}
+	pr := newProgress(opt.ctx, env, opt.progress, "reading", 0, unitBytes)
+	rep, err := stats.Analyze(ctx, s, stats.Options{Window: opt.window, Top: opt.top, Heuristic: !opt.exact, Progress: pr.set})
+	pr.done()
 	if err != nil {
 		return err
 	}
@@ -336,22 +424,22 @@ func pct(part, whole int64) string {
 
 func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 	su := rep.Consumption
-	fmt.Fprintf(w, "%s %s %s\n", col.bold("Session"), rep.Agent, rep.ID)
+	fmt.Fprintf(w, "%s %s %s\n", col.bold("Session"), rep.Agent, line(rep.ID))
 	if rep.Project != "" {
-		fmt.Fprintf(w, "Project  %s\n", rep.Project)
+		fmt.Fprintf(w, "Project  %s\n", line(rep.Project))
 	}
 	extra := ""
 	if n := len(su.Files) - 1; n > 0 {
-		extra = fmt.Sprintf(" (+%d more file(s) with usage)", n)
+		extra = fmt.Sprintf(" (+%s more with usage)", plural(n, "file"))
 	}
-	fmt.Fprintf(w, "File     %s%s\n", rep.Main, extra)
+	fmt.Fprintf(w, "File     %s%s\n", line(rep.Main), extra)
 	model := rep.Model
 	if model == "" {
 		model = "(unknown)"
 	}
 	win := rep.Window
 	fmt.Fprintf(w, "Model    %s, window %s tokens (%s), usable budget %s, compaction at %s\n\n",
-		model, thousands(int64(win.Tokens)), win.Source, thousands(int64(win.Usable)), thousands(int64(win.CompactAt)))
+		line(model), thousands(int64(win.Tokens)), win.Source, thousands(int64(win.Usable)), thousands(int64(win.CompactAt)))
 
 	c := rep.Context
 	est := rep.Estimate
@@ -383,10 +471,11 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 	fmt.Fprintf(w, "  %s %5.1f%% of %s (%s) — %s\n\n", b, c.Percent, thousands(int64(win.Tokens)), c.Basis, left)
 
 	t := su.Totals
-	fmt.Fprintf(w, "%s (recorded usage of all files, %d requests)\n", col.bold("Consumption"), t.Requests)
+	fmt.Fprintf(w, "%s (recorded usage, %s; %s)\n", col.bold("Consumption"), plural(t.Requests, "request"),
+		strings.Replace(sessctlView, "each session", "the session", 1))
 	if t.Requests == 0 {
-		if rep.Agent == session.Kimi {
-			fmt.Fprintln(w, "  no recorded usage: Kimi CLI records billing usage only in wire.jsonl, and this session has none")
+		if ex, ok := session.As[usage.Explainer](rep.Agent); ok && len(su.Files) == 0 {
+			fmt.Fprintf(w, "  no recorded usage: %s, and this session has none\n", ex.WhereUsage())
 		} else {
 			fmt.Fprintln(w, "  no recorded usage in this session")
 		}
@@ -395,7 +484,7 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 		tb := newTable(tw, "  MODEL", "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "TOTAL")
 		for _, m := range t.Models() {
 			u := t.ByModel[m]
-			tb.Append([]string{"  " + m, thousands(u.Input), thousands(u.Output), thousands(u.CacheRead), thousands(u.CacheCreation), thousands(u.Total())})
+			tb.Append([]string{"  " + line(m), thousands(u.Input), thousands(u.Output), thousands(u.CacheRead), thousands(u.CacheCreation), thousands(u.Total())})
 		}
 		tb.Append([]string{"  total", thousands(t.Input), thousands(t.Output), thousands(t.CacheRead), thousands(t.CacheCreation), col.bold(thousands(t.Total()))})
 		tb.Render()
@@ -404,20 +493,27 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 			fmt.Fprintf(w, "  (output includes %s reasoning tokens)\n", thousands(t.Reasoning))
 		}
 	}
+	if su.InRotations != nil {
+		fmt.Fprintf(w, "  note: %s of these tokens are only in rotations (turns a revert removed)\n", thousands(su.InRotations.Total()))
+	}
+	if cc := su.AsCCUsage; cc != nil && cc.Total() != t.Total() {
+		fmt.Fprintf(w, "  ccusage: %s tokens in %s (%s)\n", thousands(cc.Total()), plural(cc.Requests, "request"),
+			strings.Replace(ccusageView, "the *.jsonl files", "this session's *.jsonl files", 1))
+	}
 	if su.Rejected > 0 {
-		fmt.Fprintf(w, "  %s %d usage line(s) not counted:", col.yellow("note:"), su.Rejected)
+		fmt.Fprintf(w, "  %s %s not counted:", col.yellow("note:"), plural(su.Rejected, "usage line"))
 		for i, d := range su.RejectedLines {
 			if i == 3 {
 				fmt.Fprint(w, " …")
 				break
 			}
-			fmt.Fprintf(w, " line %d (%s)", d.Line, d.Reason)
+			fmt.Fprintf(w, " line %d (%s)", d.Line, line(d.Reason))
 		}
 		fmt.Fprintln(w)
 	}
 	if su.SessctlOnly > 0 {
-		fmt.Fprintf(w, "  note: %d line(s) counted here are dropped silently by ccusage (first: line %d, %s)\n",
-			su.SessctlOnly, su.SessctlLines[0].Line, su.SessctlLines[0].Reason)
+		fmt.Fprintf(w, "  note: %s counted here %s dropped silently by ccusage (first: line %d, %s)\n",
+			plural(su.SessctlOnly, "line"), isAre(su.SessctlOnly), su.SessctlLines[0].Line, line(su.SessctlLines[0].Reason))
 	}
 	fmt.Fprintln(w)
 
@@ -425,7 +521,7 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 	tw := trimWriter(w)
 	tb := newTable(tw, "  ROLE", "RECORDS", "TOKENS", "SHARE")
 	for _, r := range rep.ByRole {
-		tb.Append([]string{"  " + r.Role, strconv.Itoa(r.Records), thousands(r.Tokens), pct(r.Tokens, est.Total)})
+		tb.Append([]string{"  " + line(r.Role), thousands(int64(r.Records)), thousands(r.Tokens), pct(r.Tokens, est.Total)})
 	}
 	tb.Render()
 	flushTable(tw)
@@ -438,13 +534,13 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 				tb.Append([]string{fmt.Sprintf("  … %d more", len(rep.ByTool)-15), "", "", "", "", ""})
 				break
 			}
-			tb.Append([]string{"  " + tt.Name, strconv.Itoa(tt.Calls), thousands(tt.CallTokens), strconv.Itoa(tt.Results),
+			tb.Append([]string{"  " + line(tt.Name), thousands(int64(tt.Calls)), thousands(tt.CallTokens), thousands(int64(tt.Results)),
 				thousands(tt.ResultTokens), pct(tt.CallTokens+tt.ResultTokens, est.Total)})
 		}
 		tb.Render()
 		flushTable(tw)
-		fmt.Fprintf(w, "  tool calls %s tokens (%d) vs tool results %s tokens (%d)\n", thousands(rep.Tools.CallTokens), rep.Tools.Calls,
-			thousands(rep.Tools.ResultTokens), rep.Tools.Results)
+		fmt.Fprintf(w, "  tool calls %s tokens (%s) vs tool results %s tokens (%s)\n", thousands(rep.Tools.CallTokens), thousands(int64(rep.Tools.Calls)),
+			thousands(rep.Tools.ResultTokens), thousands(int64(rep.Tools.Results)))
 	}
 	if len(rep.Largest) > 0 {
 		fmt.Fprintf(w, "\n%s\n", col.bold("Largest records"))
@@ -455,7 +551,7 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 			if l.Tool != "" {
 				role += " " + l.Tool
 			}
-			tb.Append([]string{"  " + strconv.Itoa(l.Line), role, thousands(l.Tokens), ellipsis(l.Preview, 60)})
+			tb.Append([]string{"  " + strconv.Itoa(l.Line), line(role), thousands(l.Tokens), ellipsis(line(l.Preview), 60)})
 		}
 		tb.Render()
 		flushTable(tw)
@@ -469,16 +565,30 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 			rows = rows[skipped:]
 		}
 		if skipped > 0 {
-			fmt.Fprintf(w, "  (%d earlier %ss not shown; --json has all)\n", skipped, rep.GrowthUnit)
+			fmt.Fprintf(w, "  (%s not shown; --json has all)\n", plural(skipped, "earlier "+rep.GrowthUnit))
+		}
+		// a STATE column only when some turn is not live (rolled back,
+		// rewound, compacted away): its number is then not what it was
+		states := false
+		for _, g := range rows {
+			states = states || g.State != session.Live.String()
+		}
+		head := []string{"  " + strings.ToUpper(rep.GrowthUnit), "LINE", "ADDED", "ESTIMATED", "RECORDED"}
+		if states {
+			head = append(head, "STATE")
 		}
 		tw = trimWriter(w)
-		tb = newTable(tw, "  "+strings.ToUpper(rep.GrowthUnit), "LINE", "ADDED", "ESTIMATED", "RECORDED")
+		tb = newTable(tw, head...)
 		for _, g := range rows {
 			rec := "-"
 			if g.Recorded >= 0 {
 				rec = thousands(g.Recorded)
 			}
-			tb.Append([]string{"  " + strconv.Itoa(g.N), strconv.Itoa(g.Line), thousands(g.Added), thousands(g.Estimated), rec})
+			row := []string{"  " + strconv.Itoa(g.N), strconv.Itoa(g.Line), thousands(g.Added), thousands(g.Estimated), rec}
+			if states {
+				row = append(row, strings.ReplaceAll(g.State, "_", " "))
+			}
+			tb.Append(row)
 		}
 		tb.Render()
 		flushTable(tw)
@@ -488,7 +598,7 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 		for _, n := range rep.CorruptLines {
 			ls = append(ls, strconv.Itoa(n))
 		}
-		fmt.Fprintf(w, "\n%s %d corrupt line(s) in the main transcript (line %s); they are skipped, not fatal\n",
-			col.yellow("note:"), rep.Corrupt, strings.Join(ls, ", "))
+		fmt.Fprintf(w, "\n%s %s in the main transcript (%s %s); skipped, not fatal\n",
+			col.yellow("note:"), plural(rep.Corrupt, "corrupt line"), map[bool]string{true: "line", false: "lines"}[len(ls) == 1], strings.Join(ls, ", "))
 	}
 }

@@ -12,6 +12,10 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
+// minPoll is the shortest --poll interval: shorter only burns a core (1µs
+// spun) for nothing a person watching could see.
+const minPoll = 50 * time.Millisecond
+
 type watchOptions struct {
 	session *session.Session // the session to follow (nil with --latest)
 	latest  bool
@@ -50,8 +54,11 @@ func watchCommand(env *appEnv) *cli.Command {
 			if opt.agent, err = agentOpt(c); err != nil {
 				return err
 			}
-			if opt.tail < 0 || opt.window < 0 || opt.poll < 0 {
-				return usageErrorf("--tail, --window and --poll must not be negative")
+			if opt.tail < 0 || opt.window < 0 {
+				return usageErrorf("--tail and --window must not be negative")
+			}
+			if c.IsSet("poll") && opt.poll < minPoll {
+				return usageErrorf("--poll must be at least %s (got %s)", minPoll, opt.poll)
 			}
 			switch {
 			case opt.latest && c.NArg() > 0:
@@ -65,7 +72,7 @@ func watchCommand(env *appEnv) *cli.Command {
 				if err != nil {
 					return err
 				}
-				opt.session = s
+				opt.session = namedFile(s, c.Args().First())
 			}
 			return runWatch(c.Context, env, opt)
 		},
@@ -90,6 +97,31 @@ func newestSession(env *appEnv, opt watchOptions) (*session.Session, error) {
 	return nil, nil
 }
 
+// waitForSession looks for the newest session in scope every poll interval
+// (a second by default) until there is one or ctx ends.
+func waitForSession(ctx context.Context, env *appEnv, opt watchOptions) (*session.Session, error) {
+	every := opt.poll
+	if every <= 0 {
+		every = time.Second
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, errInterrupted
+		case <-t.C:
+		}
+		s, err := newestSession(env, opt)
+		if err != nil {
+			return nil, err
+		}
+		if s != nil {
+			return s, nil
+		}
+	}
+}
+
 func runWatch(ctx context.Context, env *appEnv, opt watchOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
@@ -108,8 +140,12 @@ func runWatch(ctx context.Context, env *appEnv, opt watchOptions) error {
 			return err
 		}
 		if s == nil {
-			return (&cliError{code: exitError, err: errors.New("no session found to follow")}).
-				withHint("check --root, --agent and --project; sessctl ls lists the sessions")
+			// nothing yet: wait for the first session to start, as
+			// tail -F waits for its file (Ctrl-C stops, exit 130)
+			fmt.Fprintf(env.stderr, "sessctl: waiting for a session to start in %s\n", line(searched(env, opt.roots, nil)))
+			if s, err = waitForSession(ctx, env, opt); err != nil {
+				return err
+			}
 		}
 		wo.Next = func() (string, session.Agent, error) {
 			n, err := newestSession(env, opt)

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/sessctl/sessctl/pkg/safety"
 	"github.com/sessctl/sessctl/pkg/session"
 )
 
@@ -21,9 +22,10 @@ const (
 
 // cliError carries an exit code and an optional hint.
 type cliError struct {
-	code int
-	err  error
-	hint string
+	code  int
+	err   error
+	hint  string
+	usage bool // a usage error: without a hint of its own, it gets "sessctl CMD --help"
 }
 
 func (e *cliError) Error() string { return e.err.Error() }
@@ -35,7 +37,7 @@ func (e *cliError) withHint(format string, a ...any) *cliError {
 }
 
 func usageErrorf(format string, a ...any) *cliError {
-	return &cliError{code: exitError, err: fmt.Errorf(format, a...)}
+	return &cliError{code: exitError, err: fmt.Errorf(format, a...), usage: true}
 }
 
 // findingsError makes the command exit 1 after it has printed its findings;
@@ -77,17 +79,23 @@ func exitCode(err error) int {
 //
 //	sessctl: error: <what went wrong>
 //	sessctl: hint: <what to do>
+//
+// An error that wraps errSilent was already printed; only its hint (if it
+// has one) is.
 func report(w io.Writer, err error) int {
 	code := exitCode(err)
-	if err == nil || errors.Is(err, errSilent) {
+	if err == nil {
 		return code
 	}
-	fmt.Fprintf(w, "sessctl: error: %s\n", message(err))
+	if !errors.Is(err, errSilent) {
+		// messages quote paths and session text: shown safely, like all output
+		fmt.Fprintf(w, "sessctl: error: %s\n", line(message(err)))
+	}
 	var ce *cliError
 	if errors.As(err, &ce) && ce.hint != "" {
-		fmt.Fprintf(w, "sessctl: hint: %s\n", ce.hint)
+		fmt.Fprintf(w, "sessctl: hint: %s\n", line(ce.hint))
 	} else if h := hintFor(err); h != "" {
-		fmt.Fprintf(w, "sessctl: hint: %s\n", h)
+		fmt.Fprintf(w, "sessctl: hint: %s\n", line(h))
 	}
 	return code
 }
@@ -106,9 +114,27 @@ func hintFor(err error) string {
 	case errors.Is(err, fs.ErrPermission):
 		return "sessctl needs read permission on the session files (and write permission to change them)"
 	}
+	switch {
+	case errors.Is(err, safety.ErrLocked):
+		return "another sessctl run is working on this session; wait until it has finished and try again (--force does not override the lock)"
+	case errors.Is(err, safety.ErrChanged):
+		return "the file was written to meanwhile; run the command again once the agent has stopped writing"
+	case errors.Is(err, safety.ErrLive):
+		return "wait until the agent has stopped writing, or pass --force if you are sure"
+	}
 	var r refusal
 	if errors.As(err, &r) && r.Refusal() {
 		return "wait until the agent has stopped writing, or pass --force if you are sure"
 	}
 	return ""
+}
+
+// inPath prefixes err with path, unless err already names it (a refusal from
+// pkg/safety does), so that a message never shows the path twice.
+func inPath(path string, err error) error {
+	var re *safety.RefusalError
+	if errors.As(err, &re) && re.Path == path || strings.HasPrefix(err.Error(), path+":") {
+		return err
+	}
+	return fmt.Errorf("%s: %w", path, err)
 }

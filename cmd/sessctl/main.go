@@ -2,6 +2,10 @@
 // agents (Kimi CLI, Claude Code, Codex, clawdcode).
 package main
 
-import "os"
+import (
+	"os"
+
+	_ "github.com/sessctl/sessctl/pkg/agent/all" // every agent's home
+)
 
 func main() { os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr)) }

@@ -2,9 +2,12 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -45,6 +48,9 @@ func TestScripts(t *testing.T) {
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		UpdateScripts: os.Getenv("UPDATE_SCRIPTS") == "1",
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"status": cmdStatus,
+		},
 	})
 }
 
@@ -67,5 +73,31 @@ func TestUnknownCommandIsUsageError(t *testing.T) {
 	_, errOut, code := runCLI(t, "frobnicate")
 	if code != exitError || !strings.Contains(errOut, "sessctl: error:") {
 		t.Fatalf("code %d, stderr %q", code, errOut)
+	}
+}
+
+// cmdStatus is the script command "status N PROGRAM ARGS...": it runs the
+// program like exec and fails unless it exits with status N (exec and
+// "! exec" only tell zero from non-zero). stdout and stderr are kept for
+// cmp and the like, as after exec.
+func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: status N program [args...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("status: %q is not a number", args[0])
+	}
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		got = ee.ExitCode()
+	case err != nil:
+		ts.Fatalf("status: %v", err)
+	}
+	if got != want {
+		ts.Fatalf("%s exited with status %d, want %d", args[1], got, want)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/sessctl/sessctl/pkg/cleanup"
 	"io"
 	"os"
 	"strings"
@@ -15,6 +14,8 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
+	"github.com/sessctl/sessctl/pkg/cleanup"
+	"github.com/sessctl/sessctl/pkg/termtext"
 )
 
 // writeJSON prints v as indented JSON followed by a newline.
@@ -78,6 +79,19 @@ func writeJSONStream(w io.Writer, v any, arrays ...jsonArray) error {
 	}
 	bw.Write(rest)
 	return bw.Flush()
+}
+
+// line and block make untrusted text (session content, paths, error
+// messages that quote them) safe for a terminal: control characters, bidi
+// overrides and invalid UTF-8 are shown as escapes (see pkg/termtext and
+// docs/output.md). Every text output goes through one of them; JSON output
+// never does.
+func line(s string) string  { return termtext.Line(s) }
+func block(s string) string { return termtext.Block(s) }
+
+// warn prints a warning line on w, made safe for a terminal.
+func warn(w io.Writer, format string, a ...any) {
+	fmt.Fprintf(w, "sessctl: warning: %s\n", line(fmt.Sprintf(format, a...)))
 }
 
 // newTable returns a borderless, left-aligned table in the style of
@@ -214,20 +228,16 @@ func ellipsis(s string, n int) string {
 	return strings.TrimRight(string(r[:n-1]), " ") + "…"
 }
 
-// thousands formats n with comma separators.
-func thousands(n int64) string {
-	s := fmt.Sprint(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
+// plural counts: "1 record", "0 records", "12,345 records".
+func plural[N int | int64](n N, word string) string { return termtext.Count(n, word) }
+
+// isAre is the verb that agrees with n.
+func isAre[N int | int64](n N) string {
+	if n == 1 {
+		return "is"
 	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
+	return "are"
 }
+
+// thousands formats n with comma separators.
+func thousands(n int64) string { return termtext.Group(n) }

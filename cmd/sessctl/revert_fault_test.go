@@ -117,7 +117,7 @@ func TestRevertFaultAtEveryStep(t *testing.T) {
 // TestRevertFaultMidWrite: the writer fails halfway through the new file.
 func TestRevertFaultMidWrite(t *testing.T) {
 	s := kimiSession(t)
-	plan, err := checkpoint.PlanRevert(s.Main, s.Agent, 1, checkpoint.Auto)
+	plan, err := checkpoint.PlanRevert(context.Background(), s.Main, s.Agent, 1, checkpoint.Auto)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,6 +171,9 @@ func TestRevertChangedUnderUs(t *testing.T) {
 	if !errors.Is(err, safety.ErrChanged) || exitCode(err) != exitRefused {
 		t.Fatalf("err %v (exit %d)", err, exitCode(err))
 	}
+	if n := strings.Count(err.Error(), s.Main); n != 1 {
+		t.Errorf("the message names the path %d times: %v", n, err)
+	}
 	cur, _ := os.ReadFile(s.Main)
 	if string(cur) != kimiOrig+`{"role":"user","content":"late"}`+"\n" {
 		t.Errorf("session file %q", cur)
@@ -195,6 +198,11 @@ func TestRevertRefusesLiveAndLocked(t *testing.T) {
 	err = runRevert(context.Background(), env, s, revertOptions{n: 1, mechanism: checkpoint.Auto, force: true})
 	if !errors.Is(err, safety.ErrLocked) || exitCode(err) != exitRefused {
 		t.Errorf("locked: %v", err)
+	}
+	var stderr bytes.Buffer
+	report(&stderr, err)
+	if h := stderr.String(); strings.Contains(h, "--force if") || !strings.Contains(h, "hint: another sessctl run is working on this session") {
+		t.Errorf("the hint for a lock held by another sessctl: %s", h)
 	}
 	lock.Unlock()
 	if cur, _ := os.ReadFile(s.Main); string(cur) != kimiOrig {
@@ -253,7 +261,7 @@ func TestPruneRespectsLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	env, _ := testEnv()
-	err = runPrune(env, []*session.Session{s}, pruneOptions{keep: 0})
+	err = runPrune(env, []*session.Session{s}, nil, pruneOptions{keep: 0})
 	if exitCode(err) != exitRefused {
 		t.Errorf("err %v (exit %d), want a refusal", err, exitCode(err))
 	}
@@ -263,7 +271,7 @@ func TestPruneRespectsLock(t *testing.T) {
 		}
 	}
 	lock.Unlock()
-	if err := runPrune(env, []*session.Session{s}, pruneOptions{keep: 1}); err != nil {
+	if err := runPrune(env, []*session.Session{s}, nil, pruneOptions{keep: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(s.Dir, "context_1.jsonl")); err == nil {

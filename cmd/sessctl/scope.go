@@ -71,6 +71,29 @@ func discoverScope(env *appEnv, roots, paths []string) *session.Result {
 	return session.Discover(session.DefaultRoots(env.getenv, env.home), true)
 }
 
+// searched says where discoverScope looked, for "no sessions found in …":
+// the paths or roots given, or the default stores as the environment names
+// them (CLAUDE_CONFIG_DIR=/x is searched instead of ~/.claude, so the
+// message must not name ~/.claude), each marked when it does not exist.
+func searched(env *appEnv, roots, paths []string) string {
+	var where []string
+	switch {
+	case len(paths) > 0:
+		where = paths
+	case len(roots) > 0:
+		where = roots
+	default:
+		for _, r := range session.DefaultRoots(env.getenv, env.home) {
+			p := r.Path
+			if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+				p += " (does not exist)"
+			}
+			where = append(where, p)
+		}
+	}
+	return strings.Join(where, ", ")
+}
+
 // resolveSession turns a SESSION argument into one session: a path to a
 // session file or Kimi session directory, or a session id (or unique prefix)
 // found under --root or the default stores.
@@ -113,6 +136,73 @@ func resolveSession(env *appEnv, c *cli.Context, arg string) (*session.Session, 
 	return nil, ambiguous(arg, found)
 }
 
+// memberFile returns the file of s that arg names when that is not its main
+// transcript: a rotation or a subagent transcript named directly.
+func memberFile(s *session.Session, arg string) (session.File, bool) {
+	fi, err := os.Stat(arg)
+	if err != nil || !fi.Mode().IsRegular() {
+		return session.File{}, false
+	}
+	if mi, err := os.Stat(s.Main); err == nil && os.SameFile(fi, mi) {
+		return session.File{}, false
+	}
+	for _, f := range s.Files {
+		if f.Role != session.FileRotation && f.Role != session.FileSubagent {
+			continue
+		}
+		if gi, err := os.Stat(f.Path); err == nil && os.SameFile(fi, gi) {
+			return f, true
+		}
+	}
+	return session.File{}, false
+}
+
+// namedFile is the session a reading command reports when SESSION names one
+// of its files other than the main transcript: that file alone, as if it
+// were the main one (a Kimi rotation keeps the session's wire files, which
+// hold the usage of every generation). stats and checkpoints of a rotation
+// report the rotation, not the live file.
+func namedFile(s *session.Session, arg string) *session.Session {
+	f, ok := memberFile(s, arg)
+	if !ok {
+		return s
+	}
+	v := *s
+	v.Main, v.Files = f.Path, []session.File{{Path: f.Path, Role: session.FileMain, Size: f.Size, ModTime: f.ModTime}}
+	if f.Role == session.FileRotation {
+		v.Files = append(v.Files, s.FilesWithRole(session.FileWire)...)
+	}
+	return &v
+}
+
+// notYet reports, for a session whose agent is not known yet (an empty
+// file named on the command line: discovery makes it a session so that
+// every command treats it alike, and watch can follow it), that there is
+// nothing in it yet. It returns false for every other session.
+func notYet(env *appEnv, s *session.Session) bool {
+	if s.Agent != session.Unknown {
+		return false
+	}
+	fmt.Fprintf(env.stdout, "%s: no records yet (the agent is known once it writes the first line)\n", line(s.Main))
+	return true
+}
+
+// wholeSession refuses, for a command that changes a session, a SESSION
+// that names a rotation or a subagent transcript: the change would land on
+// the main transcript, not on the file named.
+func wholeSession(s *session.Session, arg string) error {
+	f, ok := memberFile(s, arg)
+	if !ok {
+		return nil
+	}
+	what := "a rotated copy"
+	if f.Role == session.FileSubagent {
+		what = "a subagent transcript"
+	}
+	return usageErrorf("%s is %s of the session %s; this command changes whole sessions", arg, what, s.Main).
+		withHint("name the session: %s", shellQuote(s.Main))
+}
+
 func ambiguous(arg string, ss []*session.Session) error {
 	var b strings.Builder
 	for i, s := range ss {
@@ -126,6 +216,22 @@ func ambiguous(arg string, ss []*session.Session) error {
 		b.WriteString(s.Main)
 	}
 	return usageErrorf("%q matches %d sessions: %s", arg, len(ss), b.String()).withHint("name one session: a longer id, or its file")
+}
+
+// discoveryProblems prints what discovery could not read, once. When that
+// is fatal (nothing was found), each is an error line and the command fails
+// with exit 2; otherwise each is a warning and the command goes on.
+func discoveryProblems(env *appEnv, res *session.Result, fatal bool) error {
+	if fatal && len(res.Errors) > 0 {
+		for _, err := range res.Errors {
+			fmt.Fprintf(env.stderr, "sessctl: error: %s\n", line(message(err)))
+		}
+		return &cliError{code: exitError, err: errSilent, hint: hintFor(res.Errors[0])}
+	}
+	for _, err := range res.Errors {
+		warn(env.stderr, "%v", err)
+	}
+	return nil
 }
 
 func firstError(res *session.Result) error {

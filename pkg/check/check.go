@@ -196,14 +196,14 @@ func (c *checker) record(r *session.Record) {
 		}
 		g.results[tr.CallID] = pending{file: c.file, line: l.Num, offset: l.Offset}
 	}
-	if r.Agent == session.Claude || r.Agent == session.Clawdcode {
-		if r.UUID != "" {
-			g.uuids[maphash.String(g.seed, r.UUID)] = struct{}{}
-		}
-		if r.ParentUUID != "" {
-			g.parents = append(g.parents, parentRef{file: c.file, line: l.Num, offset: l.Offset, parent: r.ParentUUID,
-				hash: maphash.String(g.seed, r.ParentUUID)})
-		}
+	// the conversation tree, where the agent keeps one (Claude Code,
+	// clawdcode: their records carry uuids)
+	if r.UUID != "" {
+		g.uuids[maphash.String(g.seed, r.UUID)] = struct{}{}
+	}
+	if r.ParentUUID != "" {
+		g.parents = append(g.parents, parentRef{file: c.file, line: l.Num, offset: l.Offset, parent: r.ParentUUID,
+			hash: maphash.String(g.seed, r.ParentUUID)})
 	}
 }
 

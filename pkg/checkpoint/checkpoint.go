@@ -1,29 +1,26 @@
 // Package checkpoint lists the points a session can be reverted to and
-// computes the reverts, as streaming functions over a session file.
+// computes the reverts.
 //
-// Kimi CLI writes explicit {"role": "_checkpoint", "id": N} records; a revert
-// to N is kimi-cli's own revert_to(N) (KimiRevert). Claude Code, Codex and
-// clawdcode have no checkpoint records: every real user prompt (not a tool
-// result, not meta or injected context, not a compaction summary) starts a
-// turn, numbered from 0 in file order, and a revert to N goes back to just
-// before turn N:
+// The points are the turns of the agent's conversation model
+// (session.Conversation.Turns): Kimi's _checkpoint records, the user
+// prompts of the other agents, numbered as `show` numbers them. How a
+// revert is written is the agent's (a Reverter, which its home
+// implements): kimi-cli's own revert_to, a cut of the file before the
+// turn, or Codex's own thread_rolled_back. This package does what is the
+// same for all: finding the turn, measuring what leaves the history, and
+// the plain cut.
 //
-//   - Claude Code and clawdcode: the file is cut before turn N (see Plan for
-//     the exact cut), which the client resumes from the newest leaf;
-//   - Codex: an event_msg thread_rolled_back {num_turns} is appended (the
-//     client's own rollback; every byte stays in place), or, when a
-//     compaction follows turn N, the file is cut before turn N.
-//
-// The package reads records through pkg/session and never holds a whole
-// file in memory: only one small Point per turn.
+// It reads files as streams and never holds a whole file in memory: only
+// one small Point per turn.
 package checkpoint
 
 import (
-	"io"
+	"context"
+	"fmt"
+	"sort"
 	"time"
 
 	"github.com/sessctl/sessctl/pkg/session"
-	tok "github.com/sessctl/sessctl/pkg/tokens"
 )
 
 // Point is one checkpoint (Kimi) or user turn (other formats).
@@ -37,6 +34,10 @@ type Point struct {
 	Following int        `json:"following"`           // records (non-blank lines) after this line
 	UUID      string     `json:"uuid,omitempty"`      // the prompt's uuid (Claude Code, clawdcode)
 	Timestamp *time.Time `json:"timestamp,omitempty"` // the prompt's time, when recorded
+	// State is "live", or "compacted" for a turn before the compaction the
+	// client resumes from (a cut before it brings it back), "rolled_back"
+	// (Codex), "off_chain" (a rewound branch).
+	State session.State `json:"state"`
 	// RolledBack is set on Codex turns that a later thread_rolled_back
 	// already removed from the client's history; they get no number
 	// (N is -1) and cannot be reverted to.
@@ -47,153 +48,82 @@ type Point struct {
 }
 
 // PreviewLen bounds Point.Preview in runes.
-const PreviewLen = 200
+const PreviewLen = session.PreviewLen
 
 // Listing is the result of List.
 type Listing struct {
 	Points  []Point `json:"points"`
 	Records int     `json:"records"` // non-blank lines in the file
-	// Ordinal is the last Codex envelope ordinal seen (-1: none), used when
-	// appending a record.
-	Ordinal int64 `json:"-"`
-	// Live counts the Codex turns still in the client's history.
+	// Unit is what a point is: "turn", or "checkpoint" (Kimi).
+	Unit string `json:"-"`
+	// Live counts the turns a revert can go back to.
 	Live int `json:"-"`
 }
 
-// List streams a session file and returns its checkpoints (Kimi) or user
-// turns (other formats).
-func List(r io.Reader, agent session.Agent) (*Listing, error) {
-	f := session.FormatFor(agent)
-	if f == nil {
+// List reads a session file and returns its checkpoints (Kimi) or user
+// turns (other formats): the agent's turns, with the context size recorded
+// just before each and the records that follow it.
+func List(ctx context.Context, path string, agent session.Agent) (*Listing, error) {
+	conv, ok := session.As[session.Conversation](agent)
+	if !ok {
 		return nil, errUnsupported(agent)
 	}
-	l := &Listing{Ordinal: -1}
-	var (
-		pending   []int // points waiting for a preview
-		seen      []int // records seen when each point was recorded
-		tokens    int64 = -1
-		runStart  int64 = -1 // Claude: first of the queue-operation/snapshot lines just before a prompt
-		toolStart int64 = -1 // Claude: first of the trailing assistant tool_use lines
-		turnStart int64 = -1 // Codex: the task_started event of the coming turn
-		live      []int      // Codex: indexes of turns not rolled back
-		nonBlank  int
-	)
-	addPoint := func(p Point) {
-		p.Tokens = tokens
-		p.Following = -1
-		l.Points = append(l.Points, p)
-		seen = append(seen, nonBlank)
-		pending = append(pending, len(l.Points)-1)
+	turns, err := conv.Turns(ctx, path)
+	if err != nil {
+		return nil, err
 	}
-	err := session.ReadRecords(r, f, func(rec *session.Record) error {
-		if rec.Kind == session.KindBlank {
+	l := &Listing{Unit: conv.TurnUnit(), Points: make([]Point, len(turns))}
+	for i, t := range turns {
+		p := Point{N: t.N, Line: t.Line, Offset: t.Offset, Cut: t.Cut, Tokens: -1, Preview: t.Prompt,
+			UUID: t.UUID, State: t.State, RolledBack: t.State == session.RolledBack, CompactedAfter: t.CompactedAfter}
+		if !t.Timestamp.IsZero() {
+			ts := t.Timestamp
+			p.Timestamp = &ts
+		}
+		if p.N >= 0 {
+			l.Live++
+		}
+		l.Points[i] = p
+	}
+	// one pass for what the turns do not say: the context size known just
+	// before each point, and how many records follow it
+	order := make([]int, len(l.Points)) // points in file order
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(i, j int) bool { return l.Points[order[i]].Offset < l.Points[order[j]].Offset })
+	next := 0
+	seen := make([]int, len(l.Points))
+	tokens := int64(-1)
+	nonBlank := 0
+	err = session.ReadFileContext(ctx, path, session.HomeOf(agent), func(r *session.Record) error {
+		for next < len(order) && l.Points[order[next]].Offset <= r.Line.Offset {
+			l.Points[order[next]].Tokens = tokens
+			seen[order[next]] = nonBlank
+			next++
+		}
+		if r.Kind == session.KindBlank {
 			return nil
 		}
 		nonBlank++
-		off := rec.Line.Offset
-		if agent == session.Codex {
-			if o, ok := codexOrdinal(rec.Line.Raw); ok {
-				l.Ordinal = o
-			}
-		}
-		switch agent {
-		case session.Kimi:
-			if rec.Kind == session.KindCheckpoint {
-				addPoint(Point{N: rec.CheckpointID, Line: rec.Line.Num, Offset: off, Cut: off})
-			}
-		case session.Claude:
-			if rec.UserPrompt {
-				cut := off
-				if runStart >= 0 {
-					cut = runStart
-				}
-				if toolStart >= 0 && toolStart < cut {
-					cut = toolStart
-				}
-				addPoint(Point{Line: rec.Line.Num, Offset: off, Cut: cut, UUID: rec.UUID, Timestamp: timePtr(rec.Timestamp)})
-			}
-			switch {
-			case rec.Type == "queue-operation" || rec.Type == "file-history-snapshot":
-				if runStart < 0 {
-					runStart = off
-				}
-			default:
-				runStart = -1
-			}
-			if rec.UUID != "" && !rec.Sidechain {
-				if rec.Role == session.RoleAssistant && len(rec.ToolCalls) > 0 && rec.Text == "" && rec.Thinking == "" {
-					if toolStart < 0 {
-						toolStart = off
-					}
-				} else {
-					toolStart = -1
-				}
-			}
-		case session.Clawdcode:
-			if rec.UserPrompt {
-				addPoint(Point{Line: rec.Line.Num, Offset: off, Cut: off, UUID: rec.UUID, Timestamp: timePtr(rec.Timestamp)})
-			}
-		case session.Codex:
-			switch {
-			case rec.Type == "event_msg/task_started" || rec.Type == "event_msg/turn_started":
-				turnStart = off
-			case rec.UserPrompt:
-				cut := off
-				if turnStart >= 0 {
-					cut = turnStart
-				}
-				turnStart = -1
-				addPoint(Point{Line: rec.Line.Num, Offset: off, Cut: cut, Timestamp: timePtr(rec.Timestamp)})
-				live = append(live, len(l.Points)-1)
-			case rec.RollbackTurns > 0:
-				k := rec.RollbackTurns
-				if k > len(live) {
-					k = len(live)
-				}
-				for _, i := range live[len(live)-k:] {
-					l.Points[i].RolledBack = true
-				}
-				live = live[:len(live)-k]
-			case rec.Kind == session.KindCompaction:
-				for i := range l.Points {
-					l.Points[i].CompactedAfter = true
-				}
-			}
-		}
-		// tokens: the context size known after this record
-		if t, _ := tok.RecordedContext(agent, rec); t >= 0 {
+		if t, _ := session.RecordedContext(r); t >= 0 {
 			tokens = t
-		}
-		if rec.UserPrompt && !rec.Sidechain && (agent != session.Kimi || !rec.Synthetic) {
-			text := rec.Prompt
-			if text == "" {
-				text = rec.Text
-			}
-			for _, i := range pending {
-				l.Points[i].Preview = session.Preview(text, PreviewLen)
-			}
-			pending = pending[:0]
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	for ; next < len(order); next++ {
+		seen[order[next]] = nonBlank
+		l.Points[order[next]].Tokens = tokens
+	}
 	l.Records = nonBlank
 	for i := range l.Points {
-		l.Points[i].Following = nonBlank - seen[i]
-	}
-	if agent != session.Kimi {
-		n := 0
-		for i := range l.Points {
-			if l.Points[i].RolledBack {
-				l.Points[i].N = -1
-				continue
-			}
-			l.Points[i].N = n
-			n++
+		l.Points[i].Following = nonBlank - seen[i] - 1
+		if l.Points[i].Following < 0 {
+			l.Points[i].Following = 0
 		}
-		l.Live = n
 	}
 	return l, nil
 }
@@ -209,9 +139,42 @@ func (l *Listing) Find(n int) *Point {
 	return nil
 }
 
-func timePtr(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
+// FindTurn returns turn n among turns, or an ErrNoCheckpoint error that
+// says which turns there are; unit names them ("turn", "checkpoint").
+func FindTurn(turns []session.Turn, n int, unit string) (*session.Turn, error) {
+	live := 0
+	for i := range turns {
+		if turns[i].N < 0 {
+			continue
+		}
+		live++
+		if turns[i].N == n {
+			return &turns[i], nil
+		}
 	}
-	return &t
+	switch live {
+	case 0:
+		return nil, fmt.Errorf("%w %d: the session has no %ss", ErrNoCheckpoint, n, unit)
+	case 1:
+		return nil, fmt.Errorf("%w %d: the session has 1 %s (%d)", ErrNoCheckpoint, n, unit, firstN(turns))
+	}
+	return nil, fmt.Errorf("%w %d: the session has %d %ss (%d to %d)", ErrNoCheckpoint, n, live, unit, firstN(turns), lastN(turns))
+}
+
+func firstN(turns []session.Turn) int {
+	for _, t := range turns {
+		if t.N >= 0 {
+			return t.N
+		}
+	}
+	return -1
+}
+
+func lastN(turns []session.Turn) int {
+	for i := len(turns) - 1; i >= 0; i-- {
+		if turns[i].N >= 0 {
+			return turns[i].N
+		}
+	}
+	return -1
 }

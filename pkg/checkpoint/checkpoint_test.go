@@ -1,6 +1,8 @@
-package checkpoint
+package checkpoint_test
 
 import (
+	"context"
+
 	"bytes"
 	"errors"
 	"os"
@@ -11,8 +13,21 @@ import (
 	"testing"
 	"time"
 
+	_ "github.com/sessctl/sessctl/pkg/agent/all"
+	"github.com/sessctl/sessctl/pkg/checkpoint"
+
 	"github.com/sessctl/sessctl/pkg/session"
 )
+
+// samplesDir is ../shared/samples seen from the repository root.
+func samplesDir(t testing.TB) string {
+	t.Helper()
+	d := filepath.Join("..", "..", "..", "shared", "samples")
+	if _, err := os.Stat(d); err != nil {
+		t.Skip("shared samples not present")
+	}
+	return d
+}
 
 func realClient(t *testing.T, rel string) string {
 	t.Helper()
@@ -25,14 +40,9 @@ const (
 	codexComp  = "codex-home/codex/sessions/2026/11/22/rollout-2026-11-22T03-04-11-01a20136-17a3-7870-8d59-1ebca8f88e68.jsonl"
 )
 
-func list(t *testing.T, path string, a session.Agent) *Listing {
+func list(t *testing.T, path string, a session.Agent) *checkpoint.Listing {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	l, err := List(f, a)
+	l, err := checkpoint.List(context.Background(), path, a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +78,7 @@ func TestClaudeTurns(t *testing.T) {
 	if l.Points[1].Preview != "Now list the files again" || l.Points[4].Tokens != 686 {
 		t.Errorf("turn 1 preview %q, turn 4 tokens %d (postTokens 686)", l.Points[1].Preview, l.Points[4].Tokens)
 	}
-	p, err := PlanRevert(path, session.Claude, 1, Auto)
+	p, err := checkpoint.PlanRevert(context.Background(), path, session.Claude, 1, checkpoint.Auto)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +92,7 @@ func TestClaudeTurns(t *testing.T) {
 	if p.RemovedRecords != 48 {
 		t.Errorf("removed %d records, want 48 (lines 11-58)", p.RemovedRecords)
 	}
-	if _, err := PlanRevert(path, session.Claude, 6, Auto); !errors.Is(err, ErrNoCheckpoint) {
+	if _, err := checkpoint.PlanRevert(context.Background(), path, session.Claude, 6, checkpoint.Auto); !errors.Is(err, checkpoint.ErrNoCheckpoint) {
 		t.Errorf("turn 6: %v", err)
 	}
 }
@@ -102,7 +112,7 @@ func TestClaudeCutDropsTrailingToolUse(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "s.jsonl")
 	os.WriteFile(path, []byte(in), 0o600)
-	p, err := PlanRevert(path, session.Claude, 1, Auto)
+	p, err := checkpoint.PlanRevert(context.Background(), path, session.Claude, 1, checkpoint.Auto)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,11 +138,11 @@ func TestCodexRollback(t *testing.T) {
 	if len(l.Points) != 3 || l.Points[2].Preview != "NOTOOL say hi" {
 		t.Fatalf("points %+v", l.Points)
 	}
-	p, err := PlanRevert(path, session.Codex, 1, Auto)
+	p, err := checkpoint.PlanRevert(context.Background(), path, session.Codex, 1, checkpoint.Auto)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Mechanism != Rollback || p.RollbackTurns != 2 {
+	if p.Mechanism != checkpoint.Rollback || p.RollbackTurns != 2 {
 		t.Fatalf("plan %+v", p)
 	}
 	now := time.Date(2026, 11, 22, 3, 0, 0, 5e6, time.UTC)
@@ -158,17 +168,17 @@ func TestCodexRollback(t *testing.T) {
 // by the compaction, so auto cuts the file before turn 1 instead.
 func TestCodexCompactedTruncates(t *testing.T) {
 	path := realClient(t, codexComp)
-	p, err := PlanRevert(path, session.Codex, 1, Auto)
+	p, err := checkpoint.PlanRevert(context.Background(), path, session.Codex, 1, checkpoint.Auto)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Mechanism != Truncate || p.Cut >= p.Point.Offset {
+	if p.Mechanism != checkpoint.Truncate || p.Cut >= p.Point.Offset {
 		t.Errorf("plan %+v", p)
 	}
-	if _, err := PlanRevert(path, session.Codex, 1, Rollback); err == nil {
+	if _, err := checkpoint.PlanRevert(context.Background(), path, session.Codex, 1, checkpoint.Rollback); err == nil {
 		t.Errorf("a forced rollback over a compaction must be refused")
 	}
-	if p2, err := PlanRevert(path, session.Codex, 2, Auto); err != nil || p2.Mechanism != Rollback || p2.RollbackTurns != 1 {
+	if p2, err := checkpoint.PlanRevert(context.Background(), path, session.Codex, 2, checkpoint.Auto); err != nil || p2.Mechanism != checkpoint.Rollback || p2.RollbackTurns != 1 {
 		t.Errorf("turn 2 (after the compaction): %+v %v", p2, err)
 	}
 }
@@ -179,7 +189,7 @@ func TestCodexCompactedTruncates(t *testing.T) {
 func TestClaudeDanglingToolUse(t *testing.T) {
 	path := realClient(t, "claude-home/claude/projects/-home-dev-work-demo/68b2b030-9eda-4c17-b1a4-84d728904891.jsonl")
 	data, _ := os.ReadFile(path)
-	p, err := PlanRevert(path, session.Claude, 1, Auto)
+	p, err := checkpoint.PlanRevert(context.Background(), path, session.Claude, 1, checkpoint.Auto)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,10 +3,10 @@ package checkpoint
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"time"
 
 	"github.com/sessctl/sessctl/pkg/jsonl"
@@ -19,7 +19,7 @@ type Mechanism string
 
 // Revert mechanisms.
 const (
-	// Auto picks the mechanism of the format (see the package comment).
+	// Auto picks the agent's own mechanism.
 	Auto Mechanism = "auto"
 	// KimiRevertTo is kimi-cli's revert_to(N).
 	KimiRevertTo Mechanism = "revert_to"
@@ -42,12 +42,18 @@ func ParseMechanism(s string) (Mechanism, error) {
 	return "", fmt.Errorf("unknown revert mechanism %q (auto, truncate, rollback)", s)
 }
 
-// claudeKeptAfterCut are the Claude Code record types that a truncating
-// revert keeps even after the cut: session metadata whose last occurrence
-// wins and that does not belong to any turn (a name the user gave the
-// session must survive a revert).
-var claudeKeptAfterCut = map[string]bool{
-	"custom-title": true, "agent-name": true, "agent-color": true, "pr-link": true,
+// Reverter is how an agent's session files are reverted. Each home that
+// can revert implements it.
+type Reverter interface {
+	// PlanRevert completes p for the file at path: p.Agent, p.N and
+	// p.Mechanism (as asked, Auto for the agent's choice) are set, turns
+	// are the file's turns. It sets the mechanism, the point, the cut and
+	// what leaves the history (MeasureCut does that for a cut), and
+	// refuses a mechanism the agent cannot use.
+	PlanRevert(ctx context.Context, path string, p *Plan, turns []session.Turn) error
+	// WriteRevert streams the reverted file: src is the original, dst the
+	// new file.
+	WriteRevert(p *Plan, src io.Reader, dst io.Writer, now time.Time) error
 }
 
 // Plan is a computed revert.
@@ -56,6 +62,8 @@ type Plan struct {
 	N         int           `json:"n"`
 	Mechanism Mechanism     `json:"mechanism"`
 	Point     Point         `json:"point"`
+	// Unit is what N counts: "turn", or "checkpoint" (Kimi).
+	Unit string `json:"unit"`
 	// Cut is the byte offset the file is cut at (revert_to, truncate), and
 	// CutLine the line that starts there (0: the end of the file).
 	Cut     int64 `json:"cut"`
@@ -66,99 +74,169 @@ type Plan struct {
 	RemovedBytes   int64 `json:"removed_bytes"`
 	RemovedTokens  int64 `json:"removed_tokens_estimate"`
 	// KeptAfterCut counts metadata records kept from after the cut (Claude).
-	KeptAfterCut int `json:"kept_after_cut,omitempty"`
+	KeptAfterCut  int   `json:"kept_after_cut,omitempty"`
+	keptAfterSize int64 // their bytes
 	// RollbackTurns is num_turns of the appended thread_rolled_back.
 	RollbackTurns int `json:"rollback_turns,omitempty"`
 	// Kimi holds the details of a Kimi revert.
 	Kimi *KimiRevertStats `json:"kimi,omitempty"`
 	// Ordinal is the ordinal the appended Codex record gets (-1: none).
 	Ordinal int64 `json:"-"`
+	// Appended is the line a revert appends (Codex's rollback), without
+	// its newline.
+	Appended []byte `json:"-"`
+	// Warnings are what the user should know about this revert.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
-// ErrUnsupported is returned for files of an unknown format.
+// KimiRevertStats describes what kimi-cli's revert_to(N) keeps and drops.
+type KimiRevertStats struct {
+	// Found is set when a line {"role": "_checkpoint", "id": N} exists (the
+	// cut); CutLine is its 1-based line number (Python's line splitting) and
+	// CutOffset its byte offset.
+	Found     bool  `json:"found"`
+	CutLine   int   `json:"cut_line"`
+	CutOffset int64 `json:"cut_offset"`
+	// NextID is the next checkpoint id Kimi would hold after restoring the
+	// whole file (last integer _checkpoint id + 1); revert_to(N) fails when
+	// N >= NextID.
+	NextID int64 `json:"next_id"`
+	// Kept is the number of lines written to the new file; KeptBytes their size.
+	Kept      int   `json:"kept"`
+	KeptBytes int64 `json:"kept_bytes"`
+	// Dropped counts the lines before the cut that Kimi does not copy
+	// (invalid JSON, not an object, records that fail validation); Blank
+	// counts blank lines before the cut. Both survive only in the rotation.
+	Dropped int `json:"dropped"`
+	Blank   int `json:"blank"`
+	// Removed is the number of non-blank lines from the cut to the end.
+	Removed      int   `json:"removed"`
+	RemovedBytes int64 `json:"removed_bytes"`
+	// Tokens is the last valid _usage token_count before the cut (-1: none).
+	Tokens int64 `json:"tokens"`
+	// Normalised counts kept lines whose bytes changed on the way (invalid
+	// UTF-8 replaced by U+FFFD, \r\n or \r line ends turned into \n).
+	Normalised int `json:"normalised"`
+}
+
+// ErrNoCheckpoint is returned when N is not a checkpoint or turn of the
+// file.
+var ErrNoCheckpoint = errors.New("no such checkpoint")
+
+// ErrUnsupported is returned for files of an agent that cannot be
+// reverted.
 var ErrUnsupported = errors.New("no checkpoints for this format")
 
 func errUnsupported(a session.Agent) error { return fmt.Errorf("%w (%s)", ErrUnsupported, a) }
 
 // PlanRevert reads the file at path and works out a revert to n.
-func PlanRevert(path string, agent session.Agent, n int, mech Mechanism) (*Plan, error) {
-	p := &Plan{Agent: agent, N: n, Ordinal: -1}
-	if agent == session.Kimi {
-		if mech != Auto && mech != KimiRevertTo {
-			return nil, fmt.Errorf("kimi sessions are reverted with kimi-cli's own revert_to, not %s", mech)
-		}
-		p.Mechanism = KimiRevertTo
-		f, err := jsonl.Open(path)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		st, err := KimiRevert(f, io.Discard, int64(n))
-		if err != nil {
-			return nil, err
-		}
-		p.Kimi = &st
-		p.Cut = st.CutOffset
-		p.Point = Point{N: n, Line: st.CutLine, Offset: st.CutOffset, Cut: st.CutOffset, Tokens: st.Tokens}
-		return p, p.measure(path, st.CutOffset)
+func PlanRevert(ctx context.Context, path string, agent session.Agent, n int, mech Mechanism) (*Plan, error) {
+	rv, ok := session.As[Reverter](agent)
+	conv, ok2 := session.As[session.Conversation](agent)
+	if !ok || !ok2 {
+		return nil, errUnsupported(agent)
 	}
-	f, err := jsonl.Open(path)
+	turns, err := conv.Turns(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	l, err := List(f, agent)
-	f.Close()
-	if err != nil {
+	p := &Plan{Agent: agent, N: n, Mechanism: mech, Unit: conv.TurnUnit(), Ordinal: -1}
+	if err := rv.PlanRevert(ctx, path, p, turns); err != nil {
 		return nil, err
 	}
-	pt := l.Find(n)
-	if pt == nil {
-		switch l.Live {
-		case 0:
-			return nil, fmt.Errorf("%w %d: the session has no user turns", ErrNoCheckpoint, n)
-		case 1:
-			return nil, fmt.Errorf("%w %d: the session has 1 user turn (0)", ErrNoCheckpoint, n)
-		}
-		return nil, fmt.Errorf("%w %d: the session has %d user turns (0 to %d)", ErrNoCheckpoint, n, l.Live, l.Live-1)
-	}
-	p.Point = *pt
-	p.Cut = pt.Cut
-	switch {
-	case agent == session.Codex && (mech == Rollback || mech == Auto && !pt.CompactedAfter):
-		if pt.CompactedAfter {
-			return nil, fmt.Errorf("turn %d is followed by a compaction; a rollback would count turns in the compacted history (use --mechanism truncate)", n)
-		}
-		p.Mechanism = Rollback
-		p.RollbackTurns = l.Live - n
-		p.Ordinal = l.Ordinal
-	case mech == Rollback:
-		return nil, fmt.Errorf("only codex sessions can be rolled back with thread_rolled_back")
-	case mech == Auto || mech == Truncate:
-		p.Mechanism = Truncate
-	default:
-		return nil, fmt.Errorf("%s sessions cannot be reverted with %s", agent, mech)
-	}
-	return p, p.measure(path, pt.Cut)
+	return p, nil
 }
 
-// measure counts what leaves the history from offset cut on.
-func (p *Plan) measure(path string, cut int64) error {
-	return session.ReadFile(path, session.FormatFor(p.Agent), func(r *session.Record) error {
-		if r.Line.Offset < cut {
+// OnlyTruncate is the mechanism check of an agent whose files are only
+// ever reverted by a cut.
+func OnlyTruncate(a session.Agent, m Mechanism) error {
+	switch m {
+	case Auto, Truncate:
+		return nil
+	case Rollback:
+		return fmt.Errorf("only codex sessions can be rolled back with thread_rolled_back")
+	}
+	return fmt.Errorf("%s sessions cannot be reverted with %s", a, m)
+}
+
+// PointOf makes the Point of a turn (without the figures List adds).
+func PointOf(t *session.Turn) Point {
+	p := Point{N: t.N, Line: t.Line, Offset: t.Offset, Cut: t.Cut, Tokens: -1, Preview: t.Prompt, UUID: t.UUID,
+		State: t.State, RolledBack: t.State == session.RolledBack, CompactedAfter: t.CompactedAfter}
+	if !t.Timestamp.IsZero() {
+		ts := t.Timestamp
+		p.Timestamp = &ts
+	}
+	return p
+}
+
+// Write streams the reverted file: src is the original, dst the new file.
+func (p *Plan) Write(src io.Reader, dst io.Writer, now time.Time) error {
+	rv, ok := session.As[Reverter](p.Agent)
+	if !ok {
+		return errUnsupported(p.Agent)
+	}
+	return rv.WriteRevert(p, src, dst, now)
+}
+
+// NewSize predicts the size of the reverted file from the original's.
+func (p *Plan) NewSize(old int64) int64 {
+	switch {
+	case p.Kimi != nil:
+		return p.Kimi.KeptBytes
+	case p.Appended != nil:
+		return old + int64(len(p.Appended)) + 1
+	}
+	return p.Cut + p.keptAfterSize
+}
+
+// KeepAfterCut says which records after a cut stay in the file anyway
+// (session metadata that belongs to no turn); nil keeps none.
+type KeepAfterCut func(r *session.Record) bool
+
+// MeasureCut sets the cut of p at the start of turn t and counts what
+// leaves the file from there on; keep says which records stay.
+func MeasureCut(ctx context.Context, path string, p *Plan, t *session.Turn, keep KeepAfterCut) error {
+	p.Mechanism = Truncate
+	p.Point = PointOf(t)
+	p.Cut = t.Cut
+	return measure(ctx, path, p, func(r *session.Record) bool {
+		if keep != nil && keep(r) {
+			p.KeptAfterCut++
+			p.keptAfterSize += int64(len(r.Line.Raw)) + 1
+			return false
+		}
+		return true
+	})
+}
+
+// MeasureRemoved counts every record from p.Cut on: what a rewrite of the
+// file that ends there leaves out.
+func MeasureRemoved(ctx context.Context, path string, p *Plan) error {
+	return measure(ctx, path, p, func(*session.Record) bool { return true })
+}
+
+// MeasureHidden counts the model-visible records from offset from on,
+// which a rollback hides without removing them.
+func MeasureHidden(ctx context.Context, path string, p *Plan, from int64) error {
+	saved := p.Cut
+	p.Cut = from
+	err := measure(ctx, path, p, func(r *session.Record) bool { return r.Kind == session.KindMessage })
+	p.Cut = saved
+	return err
+}
+
+// measure counts the records from p.Cut on that removed says leave.
+func measure(ctx context.Context, path string, p *Plan, removed func(*session.Record) bool) error {
+	return session.ReadFileContext(ctx, path, session.HomeOf(p.Agent), func(r *session.Record) error {
+		if r.Line.Offset < p.Cut {
 			return nil
 		}
 		if p.CutLine == 0 {
 			p.CutLine = r.Line.Num
 		}
-		if r.Kind == session.KindBlank {
+		if r.Kind == session.KindBlank || !removed(r) {
 			return nil
-		}
-		if p.Mechanism == Truncate && p.Agent == session.Claude && claudeKeptAfterCut[r.Type] {
-			p.KeptAfterCut++
-			return nil
-		}
-		if p.Mechanism == Rollback && r.Kind != session.KindMessage {
-			return nil // only the model-visible items leave the history
 		}
 		p.RemovedRecords++
 		p.RemovedBytes += r.Line.End() - r.Line.Offset
@@ -186,29 +264,17 @@ func recordText(r *session.Record) string {
 	return b.String()
 }
 
-// Write streams the reverted file: src is the original, dst the new file.
-func (p *Plan) Write(src io.Reader, dst io.Writer, now time.Time) error {
-	switch p.Mechanism {
-	case KimiRevertTo:
-		_, err := KimiRevert(src, dst, int64(p.N))
-		return err
-	case Truncate:
-		return p.truncate(src, dst)
-	case Rollback:
-		return p.appendRollback(src, dst, now)
-	}
-	return fmt.Errorf("unknown mechanism %q", p.Mechanism)
-}
-
-func (p *Plan) truncate(src io.Reader, dst io.Writer) error {
+// WriteCut copies src up to p.Cut into dst, then the whole lines after it
+// that keep says stay (each followed by "\n").
+func WriteCut(p *Plan, src io.Reader, dst io.Writer, keep KeepAfterCut) error {
 	br := bufio.NewReaderSize(src, 64<<10)
 	if _, err := io.CopyN(dst, br, p.Cut); err != nil {
 		return fmt.Errorf("copying the kept part: %w", err)
 	}
-	if p.Agent != session.Claude {
+	if keep == nil {
 		return nil
 	}
-	f := session.FormatFor(p.Agent)
+	h := session.HomeOf(p.Agent)
 	rd := jsonl.NewReader(br)
 	for {
 		l, err := rd.Next()
@@ -218,8 +284,8 @@ func (p *Plan) truncate(src io.Reader, dst io.Writer) error {
 		if err != nil {
 			return err
 		}
-		rec := session.Decode(f, l)
-		if !claudeKeptAfterCut[rec.Type] {
+		rec := session.Decode(h, l)
+		if !keep(&rec) {
 			continue
 		}
 		if _, err := dst.Write(l.Raw); err != nil {
@@ -231,42 +297,20 @@ func (p *Plan) truncate(src io.Reader, dst io.Writer) error {
 	}
 }
 
-// RollbackLine is the Codex record that rolls back k turns, serialised the
-// way Codex 0.169 writes its envelope (ordinal only when the file has them).
-func RollbackLine(now time.Time, ordinal int64, k int) []byte {
-	var b bytes.Buffer
-	b.WriteString(`{"timestamp":"`)
-	b.WriteString(now.UTC().Format("2006-01-02T15:04:05.000Z"))
-	b.WriteString(`",`)
-	if ordinal >= 0 {
-		b.WriteString(`"ordinal":`)
-		b.WriteString(strconv.FormatInt(ordinal, 10))
-		b.WriteString(`,`)
-	}
-	b.WriteString(`"type":"event_msg","payload":{"type":"thread_rolled_back","num_turns":`)
-	b.WriteString(strconv.Itoa(k))
-	b.WriteString(`}}`)
-	return b.Bytes()
-}
-
-func (p *Plan) appendRollback(src io.Reader, dst io.Writer, now time.Time) error {
+// WriteAppend copies src whole into dst and appends line and a newline; a
+// last line without its newline gets one first, so it stays apart.
+func WriteAppend(src io.Reader, dst io.Writer, line []byte) error {
 	var last [1]byte
 	n, err := io.Copy(dst, &lastByte{r: src, last: &last})
 	if err != nil {
 		return err
 	}
 	if n > 0 && last[0] != '\n' {
-		// a torn last line stays isolated, as Codex itself does
 		if _, err := dst.Write([]byte{'\n'}); err != nil {
 			return err
 		}
 	}
-	ord := int64(-1)
-	if p.Ordinal >= 0 {
-		ord = p.Ordinal + 1
-	}
-	line := append(RollbackLine(now, ord, p.RollbackTurns), '\n')
-	_, err = dst.Write(line)
+	_, err = dst.Write(append(line[:len(line):len(line)], '\n'))
 	return err
 }
 
@@ -281,23 +325,4 @@ func (l *lastByte) Read(b []byte) (int, error) {
 		l.last[0] = b[n-1]
 	}
 	return n, err
-}
-
-// codexOrdinal reads the envelope's ordinal from the start of a line.
-func codexOrdinal(raw []byte) (int64, bool) {
-	head := raw
-	if len(head) > 120 {
-		head = head[:120]
-	}
-	i := bytes.Index(head, []byte(`,"ordinal":`))
-	if i < 0 {
-		return 0, false
-	}
-	rest := raw[i+len(`,"ordinal":`):]
-	j := 0
-	for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
-		j++
-	}
-	v, err := strconv.ParseInt(string(rest[:j]), 10, 64)
-	return v, err == nil
 }

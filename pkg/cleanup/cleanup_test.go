@@ -566,3 +566,20 @@ func TestRootMayBeASymlink(t *testing.T) {
 		t.Errorf("left %v", files(t, real))
 	}
 }
+
+// TestRotationsOfLiveSessionListedAsSkipped: --rotations leaves the old
+// rotations of a live session alone, and says so (they were left out
+// without a word).
+func TestRotationsOfLiveSessionListedAsSkipped(t *testing.T) {
+	root := t.TempDir()
+	main := claudeSession(t, root, "-p", idA, now.Add(-time.Second))
+	write(t, main+".1", claudeLine, now.Add(-60*day))
+	write(t, main+".2", claudeLine, now.Add(-40*day))
+	p := plan(t, Options{Roots: []session.Root{{Path: root}}, Rotations: true})
+	if len(p.Rotations) != 0 {
+		t.Fatalf("planned rotations of a live session: %+v", p.Rotations)
+	}
+	if len(p.Skipped) != 1 || p.Skipped[0].ID != idA || !strings.Contains(p.Skipped[0].Reason, "2 rotated files kept: the session is live") {
+		t.Errorf("skipped %+v", p.Skipped)
+	}
+}

@@ -330,14 +330,26 @@ func MakePlan(opt Options) (*Plan, error) {
 		case c.live:
 			p.Skipped = append(p.Skipped, Skip{Agent: c.s.Agent, ID: c.s.ID, Main: c.s.Main, Reason: "live: changed less than " + opt.Quiet.String() + " ago"})
 		case c.keep:
-			p.Skipped = append(p.Skipped, Skip{Agent: c.s.Agent, ID: c.s.ID, Main: c.s.Main, Reason: fmt.Sprintf("one of the %d newest of its project (--keep)", opt.Keep)})
+			p.Skipped = append(p.Skipped, Skip{Agent: c.s.Agent, ID: c.s.ID, Main: c.s.Main, Reason: keepReason(opt.Keep)})
 		default:
 			take(c, c.why)
 		}
 	}
 	if opt.Rotations {
+		skipped := map[string]bool{} // sessions already listed as skipped
+		for _, sk := range p.Skipped {
+			skipped[sk.Main] = true
+		}
 		for _, c := range cands {
-			if c.planned || c.live {
+			if c.planned {
+				continue
+			}
+			if c.live {
+				// every rotation left out is listed, with why
+				if n := len(oldRotations(c.s, c.cutoff)); n > 0 && !skipped[c.s.Main] {
+					p.Skipped = append(p.Skipped, Skip{Agent: c.s.Agent, ID: c.s.ID, Main: c.s.Main,
+						Reason: rotationsKept(n) + ": the session is live (changed less than " + opt.Quiet.String() + " ago)"})
+				}
 				continue
 			}
 			it := p.rotationsOf(c.s, c.cutoff, "rotated file "+c.why, broken)
@@ -616,17 +628,14 @@ func (p *Plan) rootOf(path string) (root, bool) {
 // rotationsOf plans the rotated files of a session that stays when they are
 // older than the cutoff.
 func (p *Plan) rotationsOf(s *session.Session, cutoff time.Time, reason string, broken []string) *Item {
-	var old []session.File
-	for _, f := range s.FilesWithRole(session.FileRotation) {
-		if f.ModTime.Before(cutoff) {
-			old = append(old, f)
-		}
-	}
+	old := oldRotations(s, cutoff)
 	if len(old) == 0 {
 		return nil
 	}
 	r, ok := p.rootOf(s.Main)
 	if !ok {
+		p.Skipped = append(p.Skipped, Skip{Agent: s.Agent, ID: s.ID, Main: s.Main,
+			Reason: rotationsKept(len(old)) + ": not under a root given"})
 		return nil
 	}
 	it := &Item{Agent: s.Agent, ID: s.ID, Project: s.Project, Main: s.Main, Root: s.Root,
@@ -638,6 +647,31 @@ func (p *Plan) rotationsOf(s *session.Session, cutoff time.Time, reason string, 
 		}
 	}
 	return it
+}
+
+func keepReason(keep int) string {
+	if keep == 1 {
+		return "the newest of its project (--keep 1)"
+	}
+	return fmt.Sprintf("one of the %d newest of its project (--keep %d)", keep, keep)
+}
+
+func rotationsKept(n int) string {
+	if n == 1 {
+		return "1 rotated file kept"
+	}
+	return fmt.Sprintf("%d rotated files kept", n)
+}
+
+// oldRotations are the rotated files of s last changed before cutoff.
+func oldRotations(s *session.Session, cutoff time.Time) []session.File {
+	var old []session.File
+	for _, f := range s.FilesWithRole(session.FileRotation) {
+		if f.ModTime.Before(cutoff) {
+			old = append(old, f)
+		}
+	}
+	return old
 }
 
 // GuessAgent names the agent whose store a directory is, from its name and

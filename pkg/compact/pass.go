@@ -98,7 +98,7 @@ func isBoundary(agent session.Agent, r *session.Record) bool {
 
 // recordedContext returns the context size a record records, or -1.
 func recordedContext(agent session.Agent, r *session.Record) int64 {
-	n, _ := tokens.RecordedContext(agent, r)
+	n, _ := session.RecordedContext(r)
 	return n
 }
 

@@ -92,7 +92,7 @@ func Scan(path string, agent session.Agent, seed maphash.Seed) (*Side, error) {
 	s := &Side{Path: path, Agent: agent}
 	typeIndex := map[string]uint16{}
 	rd := jsonl.NewReader(f)
-	useUUID := agent == session.Claude || agent == session.Clawdcode
+	useUUID := session.HomeOf(agent) != nil // a record's own uuid is its identity (Claude Code, clawdcode)
 	var h maphash.Hash
 	h.SetSeed(seed)
 	for {

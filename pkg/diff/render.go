@@ -11,6 +11,7 @@ import (
 	"github.com/sergi/go-diff/diffmatchpatch"
 	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/session"
+	"github.com/sessctl/sessctl/pkg/termtext"
 	"github.com/sessctl/sessctl/pkg/tokens"
 )
 
@@ -234,29 +235,32 @@ func textDiff(a, b string, ctx int) (segs []Segment, rem, add int64) {
 	return segs, rem, add
 }
 
-// WriteText prints the diff for a terminal or a pipe.
+// WriteText prints the diff for a terminal or a pipe. Everything taken from
+// the files (paths, types, ids, previews, text) is shown through
+// pkg/termtext, so a record cannot send control sequences to the terminal.
 func WriteText(w io.Writer, r *Result, opt Options) (*Report, error) {
 	var rep Report
 	c := colors{on: opt.Color}
-	fmt.Fprintf(w, "%s\n%s\n", c.red("--- a: "+r.A.Path), c.green("+++ b: "+r.B.Path))
+	line := termtext.Line
+	fmt.Fprintf(w, "%s\n%s\n", c.red("--- a: "+line(r.A.Path)), c.green("+++ b: "+line(r.B.Path)))
 	err := r.Walk(&rep, opt, func(rc RecordChange) error {
 		switch rc.Op {
 		case Removed:
-			_, err := fmt.Fprintf(w, "%s\n", c.red(fmt.Sprintf("- %d %s: %s", rc.ALine, rc.Type, rc.Preview)))
+			_, err := fmt.Fprintf(w, "%s\n", c.red(fmt.Sprintf("- %d %s: %s", rc.ALine, line(rc.Type), line(rc.Preview))))
 			return err
 		case Added:
-			_, err := fmt.Fprintf(w, "%s\n", c.green(fmt.Sprintf("+ %d %s: %s", rc.BLine, rc.Type, rc.Preview)))
+			_, err := fmt.Fprintf(w, "%s\n", c.green(fmt.Sprintf("+ %d %s: %s", rc.BLine, line(rc.Type), line(rc.Preview))))
 			return err
 		}
 		id := ""
 		if rc.UUID != "" {
-			id = " " + rc.UUID
+			id = " " + line(rc.UUID)
 		}
-		fmt.Fprintf(w, "%s\n", c.yellow(fmt.Sprintf("~ %d→%d %s%s:", rc.ALine, rc.BLine, rc.Type, id)))
+		fmt.Fprintf(w, "%s\n", c.yellow(fmt.Sprintf("~ %d→%d %s%s:", rc.ALine, rc.BLine, line(rc.Type), id)))
 		var b strings.Builder
 		b.WriteString("    ")
 		for _, s := range rc.TextDiff {
-			t := strings.ReplaceAll(s.Text, "\n", "\n    ")
+			t := strings.ReplaceAll(termtext.Block(s.Text), "\n", "\n    ")
 			switch s.Op {
 			case "delete":
 				if c.on {
@@ -286,10 +290,10 @@ func WriteText(w io.Writer, r *Result, opt Options) (*Report, error) {
 
 // WriteStat prints the summary line(s).
 func WriteStat(w io.Writer, rep *Report, c colors) {
-	fmt.Fprintf(w, " %d records unchanged, %s, %s, %s\n", rep.Unchanged,
-		c.red(fmt.Sprintf("%d removed (~%d tokens)", rep.Removed, rep.TokensRem)),
-		c.green(fmt.Sprintf("%d added (~%d tokens)", rep.Added, rep.TokensAdd)),
-		c.yellow(fmt.Sprintf("%d changed", rep.Changed)))
+	fmt.Fprintf(w, " %s unchanged, %s, %s, %s\n", termtext.Count(rep.Unchanged, "record"),
+		c.red(fmt.Sprintf("%s removed (~%s)", termtext.Group(int64(rep.Removed)), termtext.Count(rep.TokensRem, "token"))),
+		c.green(fmt.Sprintf("%s added (~%s)", termtext.Group(int64(rep.Added)), termtext.Count(rep.TokensAdd, "token"))),
+		c.yellow(fmt.Sprintf("%s changed", termtext.Group(int64(rep.Changed)))))
 }
 
 // WriteStatOnly prints --stat output.
@@ -299,7 +303,7 @@ func WriteStatOnly(w io.Writer, r *Result, opt Options) (*Report, error) {
 	if err := r.Walk(&rep, opt, nil); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(w, " a: %s (%d records)\n b: %s (%d records)\n", rep.A.Path, rep.A.Records, rep.B.Path, rep.B.Records)
+	fmt.Fprintf(w, " a: %s (%s)\n b: %s (%s)\n", termtext.Line(rep.A.Path), termtext.Count(rep.A.Records, "record"), termtext.Line(rep.B.Path), termtext.Count(rep.B.Records, "record"))
 	WriteStat(w, &rep, colors{on: opt.Color})
 	return &rep, nil
 }

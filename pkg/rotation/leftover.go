@@ -236,7 +236,7 @@ func (b Bases) AgentOf(name string) (session.Agent, bool) {
 // name, or "".
 func rotationOf(name string, bases Sessions) string {
 	if m := kimiRe.FindStringSubmatch(name); m != nil {
-		if a, ok := bases.AgentOf("context.jsonl"); ok && a == session.Kimi {
+		if a, ok := bases.AgentOf("context.jsonl"); ok && kimiStyle("context.jsonl", a) {
 			return "context.jsonl"
 		}
 	}

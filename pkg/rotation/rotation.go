@@ -19,6 +19,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/sessctl/sessctl/pkg/fsroot"
@@ -68,13 +69,15 @@ func matcher(path string, agent session.Agent) func(name string) int {
 			return n
 		}
 	}
-	re := regexp.MustCompile(`^` + regexp.QuoteMeta(filepath.Base(path)) + `\.(\d+)$`)
+	// <name>.N, compared as bytes: a regexp made from the name would panic
+	// on a name that is not UTF-8
+	prefix := filepath.Base(path) + "."
 	return func(name string) int {
-		m := re.FindStringSubmatch(name)
-		if m == nil {
+		digits, ok := strings.CutPrefix(name, prefix)
+		if !ok || digits == "" || strings.Trim(digits, "0123456789") != "" {
 			return -1
 		}
-		n, err := strconv.Atoi(m[1])
+		n, err := strconv.Atoi(digits)
 		if err != nil {
 			return -1
 		}

@@ -113,3 +113,19 @@ func TestNonKimiNamesAreNotJSONL(t *testing.T) {
 		t.Fatal("a rotation must not end in .jsonl")
 	}
 }
+
+// A file name that is not UTF-8 (possible on Linux) must not crash List: a
+// regexp built from it did.
+func TestListNameNotUTF8(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "a\xff.jsonl")
+	for _, name := range []string{"a\xff.jsonl", "a\xff.jsonl.2", "a\xff.jsonl.x", "a\xff.jsonl."} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("{}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rs, err := List(p, session.Claude)
+	if err != nil || len(rs) != 1 || rs[0].N != 2 {
+		t.Fatalf("List = %+v, %v", rs, err)
+	}
+}

@@ -214,6 +214,7 @@ type discoverer struct {
 	seen     map[string]bool              // main paths already taken
 	flat     []flatAgent
 	listed   map[string]map[string]bool // directory -> its entry names (dirHas)
+	explicit bool                       // the file at hand was named on the command line
 }
 
 type flatAgent struct {
@@ -347,7 +348,9 @@ func indexDir(ents []fs.DirEntry) (map[string]fs.DirEntry, map[string][]fs.DirEn
 // explicitFile is a file named on the command line: its session with
 // everything beside it that belongs to it.
 func (d *discoverer) explicitFile(root Root, p string) {
+	d.explicit = true
 	s := d.file(root, p)
+	d.explicit = false
 	if s == nil || s.Agent == Kimi && s.Dir != "" {
 		return
 	}
@@ -364,6 +367,10 @@ func (d *discoverer) explicitFile(root Root, p string) {
 // file makes a one-file session (or the Kimi session holding it).
 func (d *discoverer) file(root Root, p string) *Session {
 	name := filepath.Base(p)
+	if parent := subagentParent(p); parent != "" {
+		// a subagent transcript named directly: the session it belongs to
+		return d.file(root, parent)
+	}
 	if kimiRotRe.MatchString(name) || name == "context.jsonl" {
 		if _, err := os.Stat(filepath.Join(filepath.Dir(p), "context.jsonl")); err == nil {
 			return d.kimiSession(filepath.Dir(p))
@@ -392,9 +399,11 @@ func (d *discoverer) file(root Root, p string) *Session {
 			d.res.Unrecognized = append(d.res.Unrecognized, p)
 			return nil
 		}
-		// an empty .jsonl: a session with nothing in it yet, agent from the layout
+		// an empty .jsonl: a session with nothing in it yet, agent from the
+		// layout; named on the command line, a session even without one (an
+		// agent may just have created it: watch follows it)
 		agent = pathHint(p)
-		if agent == Unknown {
+		if agent == Unknown && !d.explicit {
 			d.res.Unrecognized = append(d.res.Unrecognized, p)
 			return nil
 		}
@@ -414,6 +423,39 @@ func (d *discoverer) file(root Root, p string) *Session {
 	}
 	d.res.Sessions = append(d.res.Sessions, s)
 	return s
+}
+
+// subagentParent returns the main transcript a subagent transcript belongs
+// to, when p is one and its parent exists: Claude Code's
+// <dir>/<id>/subagents/agent-*.jsonl (parent <dir>/<id>.jsonl), the older
+// flat <dir>/agent-*.jsonl (parent <dir>/<sessionId>.jsonl, the id from its
+// first lines) and Kimi's <session>/subagents/<id>/context.jsonl (parent
+// <session>/context.jsonl). Otherwise "".
+func subagentParent(p string) string {
+	name := filepath.Base(p)
+	dir := filepath.Dir(p)
+	exists := func(q string) bool {
+		fi, err := os.Stat(q)
+		return err == nil && fi.Mode().IsRegular()
+	}
+	switch {
+	case flatAgentRe.MatchString(name) && filepath.Base(dir) == "subagents":
+		stem := filepath.Dir(dir)
+		if q := stem + ".jsonl"; exists(q) {
+			return q
+		}
+	case flatAgentRe.MatchString(name):
+		if id := headSessionID(p); id != "" && !strings.ContainsAny(id, `/\`) {
+			if q := filepath.Join(dir, id+".jsonl"); q != p && exists(q) {
+				return q
+			}
+		}
+	case name == "context.jsonl" && filepath.Base(filepath.Dir(dir)) == "subagents":
+		if q := filepath.Join(filepath.Dir(filepath.Dir(dir)), "context.jsonl"); exists(q) {
+			return q
+		}
+	}
+	return ""
 }
 
 // agentFromPath recognises the decisive layouts without reading the file.

@@ -2,9 +2,9 @@ package session
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -12,31 +12,12 @@ import (
 	"github.com/sessctl/sessctl/pkg/jsonl"
 )
 
-// Format decodes the lines of one agent's session files.
-type Format interface {
-	Agent() Agent
-	// decode fills r from one OK line (r.Line is set, r.Kind is KindMessage
-	// on entry). obj is the line, made decodable by encoding/json.
-	decode(obj []byte, r *Record)
-	// KnownType reports whether a record type (Record.Type) is one this
-	// format documents; others are reported as unknown by check.
-	KnownType(t string) bool
-}
+// Format decodes the lines of one agent's session files. Every Home is a
+// Format; the name stays for the callers that only decode.
+type Format = Home
 
-// FormatFor returns the adapter of an agent, or nil.
-func FormatFor(a Agent) Format {
-	switch a {
-	case Kimi:
-		return kimiFormat{}
-	case Claude:
-		return claudeFormat{}
-	case Codex:
-		return codexFormat{}
-	case Clawdcode:
-		return clawdFormat{}
-	}
-	return nil
-}
+// FormatFor returns the home of an agent, or nil.
+func FormatFor(a Agent) Format { return HomeOf(a) }
 
 // Decode turns one line into a Record. The Record's Line.Raw aliases l.Raw;
 // callers that keep the Record beyond the next read must Clone the line.
@@ -55,7 +36,7 @@ func Decode(f Format, l *jsonl.Line) Record {
 		obj = jsonl.Strict(l.Raw)
 	}
 	r.Kind = KindMessage
-	f.decode(obj, &r)
+	f.Decode(obj, &r)
 	return r
 }
 
@@ -78,11 +59,32 @@ func ReadRecords(rd io.Reader, f Format, fn func(*Record) error) error {
 	})
 }
 
+// checkEvery is how many lines a reader goes between looks at its context.
+const checkEvery = 256
+
+// ReadFileContext is ReadFile that stops with ctx.Err() when ctx is done.
+// jsonl.ErrStop from fn ends the read early with a nil error.
+func ReadFileContext(ctx context.Context, path string, f Format, fn func(*Record) error) error {
+	fh, err := jsonl.Open(path)
+	if err != nil {
+		return err
+	}
+	defer fh.Close()
+	return jsonl.Scan(fh, func(l *jsonl.Line) error {
+		if l.Num%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		r := Decode(f, l)
+		return fn(&r)
+	})
+}
+
 // --- detection ---
 
 var (
-	uuidRe   = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-	nanoidRe = regexp.MustCompile(`^[A-Za-z0-9_-]{21}$`)
+	uuidRe = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 )
 
 // sniffHead is how many usable lines detection looks at, and sniffMaxLine
@@ -105,8 +107,13 @@ func DetectFile(path string) (Agent, error) {
 }
 
 // Detect decides the agent of a stream from its content; path is a hint.
+// Each home votes on each of the first lines: a Sure vote decides at once;
+// otherwise the agent with the most Likely votes wins (ties go to the home
+// listed first by Homes), and a Sure vote of the path's layout wins over
+// Likely votes of the content.
 func Detect(path string, rd io.Reader) (Agent, error) {
-	votes := map[Agent]int{}
+	hs := Homes()
+	votes := make([]int, len(hs))
 	seen := 0
 	r := jsonl.NewReader(rd)
 	r.MaxLineSize = sniffMaxLine // a huge first line is skipped, not buffered
@@ -122,121 +129,71 @@ func Detect(path string, rd io.Reader) (Agent, error) {
 			continue
 		}
 		seen++
-		a := sniffLine(l.Raw, l.RawControl)
-		if a == Unknown {
+		raw := l.Raw
+		if l.RawControl {
+			raw = jsonl.Strict(raw)
+		}
+		var top map[string]json.RawMessage
+		if json.Unmarshal(raw, &top) != nil {
 			continue
 		}
-		votes[a]++
-		// Codex and Kimi lines are unambiguous
-		if a == Codex || a == Kimi {
-			return a, nil
+		enough := false
+		for i, h := range hs {
+			switch h.Sniff(top) {
+			case Sure:
+				return h.Agent(), nil
+			case Likely:
+				votes[i]++
+				enough = enough || votes[i] >= 3
+			}
 		}
-		if votes[a] >= 3 {
+		if enough {
 			break
 		}
 	}
-	best, bestN := Unknown, 0
-	for _, a := range []Agent{Clawdcode, Claude} {
-		if votes[a] > bestN {
-			best, bestN = a, votes[a]
+	best, bestN := -1, 0
+	for i := range hs {
+		if votes[i] > bestN {
+			best, bestN = i, votes[i]
 		}
 	}
-	if best == Unknown {
+	byPath := pathAgent(path, Sure)
+	switch {
+	case best < 0:
 		return pathHint(path), nil
+	case byPath != Unknown && votes[indexOf(hs, byPath)] == 0:
+		// content that several agents write, in another agent's store
+		return byPath, nil
 	}
-	if best == Claude && votes[Clawdcode] == 0 && strings.Contains(filepath.ToSlash(path), "/.clawdcode/") {
-		return Clawdcode, nil
+	return hs[best].Agent(), nil
+}
+
+func indexOf(hs []Home, a Agent) int {
+	for i, h := range hs {
+		if h.Agent() == a {
+			return i
+		}
 	}
-	return best, nil
+	return -1
 }
 
 // pathHint guesses from the path alone (used for empty or unreadable files).
-func pathHint(path string) Agent {
-	p := filepath.ToSlash(path)
-	base := filepath.Base(p)
-	switch {
-	case strings.HasPrefix(base, "rollout-") && strings.HasSuffix(base, ".jsonl"):
-		return Codex
-	case kimiContextRe.MatchString(base) && strings.Contains(p, "/sessions/"):
-		return Kimi
-	case strings.Contains(p, "/.clawdcode/projects/"):
-		return Clawdcode
-	case strings.Contains(p, "/projects/") && (strings.Contains(p, "/.claude/") || strings.Contains(p, "/claude/")):
-		return Claude
-	}
-	return Unknown
-}
+func pathHint(path string) Agent { return pathAgent(path, Likely) }
 
-var kimiContextRe = regexp.MustCompile(`^context(_\d+)?\.jsonl$`)
-
-// sniffLine classifies one JSON object line; Unknown when it says nothing.
-func sniffLine(raw []byte, rawControl bool) Agent {
-	if rawControl {
-		raw = jsonl.Strict(raw)
-	}
-	var top map[string]json.RawMessage
-	if json.Unmarshal(raw, &top) != nil {
-		return Unknown
-	}
-	_, hasType := top["type"]
-	_, hasPayload := top["payload"]
-	_, hasRole := top["role"]
-	if hasType && hasPayload {
-		if _, ok := top["timestamp"]; ok {
-			return Codex
-		}
-	}
-	if _, ok := top["record_type"]; ok {
-		return Codex // legacy rollout state line
-	}
-	if _, ok := top["instructions"]; ok && !hasType {
-		return Codex // legacy rollout header
-	}
-	if hasRole && !hasType {
-		return Kimi
-	}
-	if _, ok := top["message"]; ok && !hasType {
-		// Kimi wire lines have a numeric timestamp and message.type
-		var ts float64
-		if json.Unmarshal(top["timestamp"], &ts) == nil {
-			return Unknown
-		}
-	}
-	var typ string
-	json.Unmarshal(top["type"], &typ)
-	switch typ {
-	case "tool_use", "tool_result":
-		return Clawdcode
-	case "summary", "queue-operation", "file-history-snapshot", "progress", "attachment", "last-prompt",
-		"mode", "permission-mode", "custom-title", "ai-title", "agent-name", "agent-color", "pr-link":
-		return Claude
-	}
-	if _, ok := top["isSidechain"]; ok {
-		return Claude
-	}
-	if _, ok := top["userType"]; ok {
-		return Claude
-	}
-	var uuid string
-	if json.Unmarshal(top["uuid"], &uuid) == nil && uuid != "" {
-		if uuidRe.MatchString(uuid) {
-			return Claude
-		}
-		if nanoidRe.MatchString(uuid) {
-			return Clawdcode
-		}
-	}
-	if _, ok := top["sessionId"]; ok {
-		if _, ok := top["message"]; ok {
-			return Claude // ccusage-style usage lines without type
+// pathAgent is the first home whose layout votes at least min for path.
+func pathAgent(path string, min Vote) Agent {
+	for _, h := range Homes() {
+		if h.PathVote(path) >= min {
+			return h.Agent()
 		}
 	}
 	return Unknown
 }
 
-// --- small decoding helpers shared by the adapters ---
+// --- small decoding helpers shared by the homes ---
 
-func parseTime(s string) time.Time {
+// ParseTime parses an RFC 3339 timestamp; the zero time when it is not one.
+func ParseTime(s string) time.Time {
 	if s == "" {
 		return time.Time{}
 	}
@@ -246,14 +203,15 @@ func parseTime(s string) time.Time {
 	return time.Time{}
 }
 
-// flexInt decodes an integer that may be written as a number, a numeric
-// string or null; anything else (and negatives) becomes ok=false.
-type flexInt struct {
-	v  int64
-	ok bool
+// FlexInt decodes an integer that may be written as a number, a numeric
+// string or null; anything else (and negatives) leaves OK false.
+type FlexInt struct {
+	V  int64
+	OK bool
 }
 
-func (f *flexInt) UnmarshalJSON(b []byte) error {
+// UnmarshalJSON implements json.Unmarshaler; it never fails.
+func (f *FlexInt) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	if len(b) > 0 && b[0] == '"' {
 		var s string
@@ -267,18 +225,18 @@ func (f *flexInt) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	if i, err := n.Int64(); err == nil && i >= 0 {
-		f.v, f.ok = i, true
+		f.V, f.OK = i, true
 		return nil
 	}
 	if fl, err := n.Float64(); err == nil && fl >= 0 && fl < 1e15 && fl == float64(int64(fl)) {
-		f.v, f.ok = int64(fl), true
+		f.V, f.OK = int64(fl), true
 	}
 	return nil
 }
 
-// textOf renders a JSON value that holds message content as text: a string is
+// TextOf renders a JSON value that holds message content as text: a string is
 // itself, an array of parts yields its text parts joined by newlines.
-func textOf(raw json.RawMessage) string {
+func TextOf(raw json.RawMessage) string {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return ""
@@ -301,7 +259,7 @@ func textOf(raw json.RawMessage) string {
 		for _, p := range parts {
 			t := p.Text
 			if t == "" && len(p.Cont) > 0 {
-				t = textOf(p.Cont)
+				t = TextOf(p.Cont)
 			}
 			if t == "" {
 				continue
@@ -316,9 +274,9 @@ func textOf(raw json.RawMessage) string {
 	return string(raw)
 }
 
-// rawText returns a raw JSON value as text for tool inputs: strings unquoted,
+// RawText returns a raw JSON value as text for tool inputs: strings unquoted,
 // anything else as its JSON.
-func rawText(raw json.RawMessage) string {
+func RawText(raw json.RawMessage) string {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) > 0 && raw[0] == '"' {
 		var s string
@@ -332,9 +290,9 @@ func rawText(raw json.RawMessage) string {
 	return string(raw)
 }
 
-// hasAnyPrefix reports whether s (after leading white space) starts with one
+// HasAnyPrefix reports whether s (after leading white space) starts with one
 // of the prefixes.
-func hasAnyPrefix(s string, prefixes ...string) bool {
+func HasAnyPrefix(s string, prefixes ...string) bool {
 	s = strings.TrimLeft(s, " \t\r\n")
 	for _, p := range prefixes {
 		if strings.HasPrefix(s, p) {
@@ -343,6 +301,9 @@ func hasAnyPrefix(s string, prefixes ...string) bool {
 	}
 	return false
 }
+
+// IsUUID reports whether s is a UUID in its 8-4-4-4-12 form.
+func IsUUID(s string) bool { return uuidRe.MatchString(s) }
 
 // ShortID shortens a session id for tables.
 func ShortID(id string) string {

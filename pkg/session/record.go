@@ -28,21 +28,6 @@ const (
 // Agents lists the known agents in display order.
 var Agents = []Agent{Kimi, Claude, Codex, Clawdcode}
 
-// ParseAgent accepts an agent name and a few common aliases.
-func ParseAgent(s string) (Agent, bool) {
-	switch s {
-	case "kimi", "kimi-cli":
-		return Kimi, true
-	case "claude", "claude-code", "claudecode", "cc":
-		return Claude, true
-	case "codex":
-		return Codex, true
-	case "clawdcode", "clawd":
-		return Clawdcode, true
-	}
-	return "", false
-}
-
 // Kind is what a record is, across formats.
 type Kind uint8
 

@@ -159,6 +159,10 @@ func OneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
+// PreviewLen is how many runes a preview of a prompt keeps (checkpoints,
+// Turn.Prompt).
+const PreviewLen = 200
+
 // Preview is OneLine(s) cut to at most n runes, the cut marked with "…".
 func Preview(s string, n int) string {
 	s = OneLine(s)
@@ -218,6 +222,37 @@ func codexThreadName(s *Session) string {
 		})
 		fh.Close()
 		return name
+	}
+	return ""
+}
+
+// HeadCWD returns the working directory recorded in the first lines of the
+// session's main transcript, or "" (Kimi's context files record none). It
+// reads at most headLines lines of at most 1 MiB each, so that grouping a
+// whole store by project costs one small read per session.
+func HeadCWD(s *Session) string {
+	f := FormatFor(s.Agent)
+	if f == nil {
+		return ""
+	}
+	fh, err := jsonl.Open(s.Main)
+	if err != nil {
+		return ""
+	}
+	defer fh.Close()
+	r := jsonl.NewReader(fh)
+	r.MaxLineSize = 1 << 20
+	for i := 0; i < headLines; i++ {
+		l, err := r.Next()
+		if err != nil {
+			return ""
+		}
+		if l.Status != jsonl.OK || !bytes.Contains(l.Raw, []byte(`cwd`)) {
+			continue
+		}
+		if rec := Decode(f, l); rec.CWD != "" {
+			return rec.CWD
+		}
 	}
 	return ""
 }

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"container/heap"
+	"context"
 	"fmt"
 	"io"
 	"runtime"
@@ -9,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/session"
@@ -49,7 +51,8 @@ type Report struct {
 	Tools   ToolTokens   `json:"tools"` // all tools: calls vs results
 	Largest []Largest    `json:"largest"`
 	Growth  []Growth     `json:"growth"`
-	// GrowthUnit is "turn" (a user prompt) or "checkpoint" (Kimi).
+	// GrowthUnit is "turn" (a user prompt) or "checkpoint" (a Kimi
+	// _checkpoint record): what starts a row of Growth.
 	GrowthUnit string `json:"growth_unit"`
 
 	Records      int   `json:"records"`
@@ -126,8 +129,15 @@ type Largest struct {
 
 // Growth is the context at the end of one turn (or checkpoint).
 type Growth struct {
-	N    int `json:"n"`
-	Line int `json:"line"`
+	// N is the number `checkpoints` lists and `revert --checkpoint N`
+	// takes: the turn's place from 0 (the agent's conversation model
+	// numbers them), or the Kimi checkpoint id; -1 for a turn that cannot
+	// be reverted to (rolled back already).
+	N int `json:"n"`
+	// State is "live" for a turn the client still sends, else why not:
+	// rolled_back, compacted, off_chain (session.State).
+	State string `json:"state"`
+	Line  int    `json:"line"`
 	// Estimated is the estimated active context at the end of the turn,
 	// Added what the turn added to it.
 	Estimated int64 `json:"estimated"`
@@ -143,20 +153,42 @@ type item struct {
 	tool      string
 	texts     []string // counted together
 	preview   string
-	compact   bool // a compaction resets the active context before it
-	turn      int  // growth marker: start of a turn (checkpoint id + 1, or turn number)
-	recorded  int64
+	restart   bool // the active context restarts here (a compaction the client resumes from)
+	mark      *mark
+	recorded  int64 // -1: the record gives no size; -2: the size is unknown from here
 	recSource string
+	pending   int64 // the agent's own estimate of the texts (ContextRules.Pending)
+	cut       int64 // the tokens of the parts of its texts cut from a huge line
+}
+
+// mark is a record that starts a turn, with the context as it stood just
+// before it: the end of the turn before.
+type mark struct {
+	line       int
+	checkpoint bool // a checkpoint record (else a user prompt)
+	at         snapshot
+}
+
+// snapshot is the context at one point of the file.
+type snapshot struct {
+	active   int64 // estimated
+	recorded int64 // -1: none
+	restarts int   // restarts of the active context so far
 }
 
 // batchBytes bounds the text held for counting at once.
 const batchBytes = 2 << 20
 
 // Analyze reads one session: the main transcript for the estimates, every
-// file for recorded usage.
-func Analyze(s *session.Session, opt Options) (*Report, error) {
+// file for recorded usage, and the turns from the agent's conversation
+// model.
+func Analyze(ctx context.Context, s *session.Session, opt Options) (*Report, error) {
 	rep := &Report{Agent: s.Agent, ID: s.ID, Project: s.Project, Main: s.Main, Context: ContextNow{Recorded: -1}}
-	rep.Consumption = Consumption([]*session.Session{s}, nil)[0]
+	sus, err := Consumption(ctx, []*session.Session{s}, nil)
+	if err != nil {
+		return nil, err
+	}
+	rep.Consumption = sus[0]
 	if rep.Consumption.Project != "" {
 		rep.Project = rep.Consumption.Project
 	}
@@ -171,16 +203,26 @@ func Analyze(s *session.Session, opt Options) (*Report, error) {
 	}
 
 	a := newAnalyzer(rep, opt)
+	a.ctx = ctx
+	turns, err := turnsOf(ctx, s)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Main, err)
+	}
+	a.turns = map[int]session.Turn{}
+	for _, t := range turns {
+		a.turns[t.Line] = t
+	}
 	var size int64
 	for _, fi := range s.Files {
 		if fi.Path == s.Main {
 			size = fi.Size
 		}
 	}
-	err := readParallel(s.Main, f, func(r *session.Record) error {
+	err = readParallel(ctx, s.Main, f, a.countCut, func(r *session.Record, bigs []bigCount) error {
 		if opt.Progress != nil && size > 0 {
 			opt.Progress(r.Line.End(), size)
 		}
+		a.bigs = bigs
 		return a.record(r)
 	})
 	if err != nil {
@@ -192,9 +234,11 @@ func Analyze(s *session.Session, opt Options) (*Report, error) {
 }
 
 type analyzer struct {
+	ctx     context.Context
 	rep     *Report
 	opt     Options
 	counter *tokens.Counter
+	rules   ContextRules // nil: no restarts, no pending estimate
 	items   []item
 	bytes   int
 
@@ -203,14 +247,14 @@ type analyzer struct {
 	callTo  map[string]string // open tool call id -> name
 	largest minHeap
 
+	turns      map[int]session.Turn // by line
+	bigs       []bigCount           // the cut strings of the record's line
+	marks      []mark
 	active     int64 // estimated active context
-	turnStart  int64
-	turnN      int
-	turnLine   int
-	inTurn     bool
+	restarts   int
 	recorded   int64
 	recSource  string
-	pendingEst int64 // Kimi: estimate of text since the last _usage
+	pendingEst int64 // the agent's estimate of text since the last recorded size
 	recWindow  int64
 	model      string
 }
@@ -218,10 +262,7 @@ type analyzer struct {
 func newAnalyzer(rep *Report, opt Options) *analyzer {
 	a := &analyzer{rep: rep, opt: opt, roles: map[string]*RoleTokens{}, tools: map[string]*ToolTokens{},
 		callTo: map[string]string{}, recorded: -1}
-	rep.GrowthUnit = "turn"
-	if rep.Agent == session.Kimi {
-		rep.GrowthUnit = "checkpoint"
-	}
+	a.rules, _ = session.As[ContextRules](rep.Agent)
 	if !opt.Heuristic {
 		// o200k_base: exact for OpenAI's current models, an estimate for
 		// the others (labelled in finish)
@@ -251,28 +292,19 @@ func (a *analyzer) record(r *session.Record) error {
 	if r.ContextWindow > 0 {
 		a.recWindow = r.ContextWindow
 	}
-	it := item{line: r.Line.Num}
-	// recorded context gauges, by format (tokens.md §5)
-	if n, src := tokens.RecordedContext(rep.Agent, r); n >= 0 {
-		it.recorded, it.recSource = n, src
-	} else if rep.Agent == session.Claude && r.Kind == session.KindCompaction && r.Type == "system/compact_boundary" {
-		it.recorded, it.recSource = -2, "" // unknown after the boundary until the next usage
-	}
+	it := item{line: r.Line.Num, recorded: -1}
 	if r.Kind == session.KindCompaction {
 		rep.Compactions++
-		// Claude/clawdcode boundary, Codex compacted: the active context
-		// restarts here (Kimi rotates files instead)
-		if r.Type == "system/compact_boundary" || r.Type == "compacted" {
-			it.compact = true
-		}
 	}
-	// turn markers
-	if rep.Agent == session.Kimi {
-		if r.Kind == session.KindCheckpoint {
-			it.turn = r.CheckpointID + 1
-		}
-	} else if r.UserPrompt {
-		it.turn = -1 // numbered in order
+	it.restart = a.rules != nil && a.rules.Restarts(r)
+	// recorded context gauges, by format (tokens.md §5)
+	if n, src := session.RecordedContext(r); n >= 0 {
+		it.recorded, it.recSource = n, src
+	} else if it.restart {
+		it.recorded = -2 // unknown after the restart until a record says
+	}
+	if _, ok := a.turns[r.Line.Num]; ok {
+		it.mark = &mark{line: r.Line.Num, checkpoint: r.Kind == session.KindCheckpoint}
 	}
 	// what the record puts in the context
 	switch {
@@ -302,8 +334,9 @@ func (a *analyzer) record(r *session.Record) error {
 		}
 		// a Claude/Kimi assistant record can hold text beside its calls
 		if r.Text != "" {
-			a.add(item{line: r.Line.Num, role: "assistant", texts: []string{r.Text}, preview: r.Text, turn: it.turn, recorded: it.recorded, recSource: it.recSource})
-			it.turn, it.recorded, it.recSource = 0, 0, ""
+			a.add(item{line: r.Line.Num, role: "assistant", texts: []string{r.Text}, preview: r.Text, mark: it.mark,
+				restart: it.restart, recorded: it.recorded, recSource: it.recSource})
+			it.mark, it.restart, it.recorded, it.recSource = nil, false, -1, ""
 		}
 	case r.Kind == session.KindCompaction:
 		it.role = "summary"
@@ -319,7 +352,7 @@ func (a *analyzer) record(r *session.Record) error {
 		it.texts = []string{r.Text}
 	}
 	if r.Thinking != "" {
-		a.add(item{line: r.Line.Num, role: "thinking", texts: []string{r.Thinking}, preview: r.Thinking})
+		a.add(item{line: r.Line.Num, role: "thinking", texts: []string{r.Thinking}, preview: r.Thinking, recorded: -1})
 	}
 	if it.preview == "" && len(it.texts) > 0 {
 		it.preview = it.texts[0]
@@ -328,15 +361,84 @@ func (a *analyzer) record(r *session.Record) error {
 	return nil
 }
 
-func (a *analyzer) add(it item) {
-	for _, t := range it.texts {
-		a.bytes += len(t)
+// pending is the agent's own estimate of a text (ContextRules.Pending).
+func (a *analyzer) pending(text string) int64 {
+	if a.rules == nil {
+		return 0
 	}
-	// a copy: the Record's strings may alias a reused buffer
+	return a.rules.Pending(text)
+}
+
+// preview is session.Preview of the start of s: a preview shows a few
+// dozen characters, and the whole of a long text would cost several times
+// its size to make it.
+func preview(s string, n int) string {
+	if limit := 8 * n; len(s) > limit {
+		k := limit
+		for k > 0 && !utf8.RuneStart(s[k]) {
+			k--
+		}
+		s = s[:k] + "…"
+	}
+	return session.Preview(s, n)
+}
+
+// countCut estimates the part of a long string cut from a huge line
+// (shorten): its raw JSON is decoded and counted a chunk at a time.
+func (a *analyzer) countCut(raw []byte) bigCount {
+	var c bigCount
+	var batch []string
+	size := 0
+	count := func() {
+		if a.counter != nil {
+			for _, n := range a.counter.CountAll(batch) {
+				c.tokens += int64(n)
+			}
+		} else {
+			for _, t := range batch {
+				c.tokens += int64(tokens.CodexApprox(t))
+			}
+		}
+		batch, size = batch[:0], 0
+	}
+	chunks(raw, func(t string) {
+		if a.ctx != nil && a.ctx.Err() != nil {
+			return // the read stops at its next look at the context
+		}
+		c.pending += a.pending(t)
+		batch = append(batch, t)
+		if size += len(t); size >= countBatch {
+			count()
+		}
+	})
+	count()
+	return c
+}
+
+// now is the context as it stands.
+func (a *analyzer) now() snapshot {
+	rec := a.recorded
+	if rec >= 0 {
+		rec += a.pendingEst
+	}
+	return snapshot{active: a.active, recorded: rec, restarts: a.restarts}
+}
+
+func (a *analyzer) add(it item) {
+	// the agent's own estimate applies to what the model reads as text
+	pend := it.role != "tool_call" && it.role != "thinking"
 	for i, t := range it.texts {
+		t, cut := expand(t, a.bigs)
+		it.cut += cut.tokens
+		if pend {
+			it.pending += a.pending(t) + cut.pending
+		}
+		a.bytes += len(t)
+		// a copy: the Record's strings may alias a reused buffer
 		it.texts[i] = strings.Clone(t)
 	}
-	it.preview = session.Preview(it.preview, 72)
+	it.preview, _ = expand(it.preview, a.bigs)
+	it.preview = preview(it.preview, 72)
 	a.items = append(a.items, it)
 	if a.bytes >= batchBytes {
 		a.flush()
@@ -365,24 +467,20 @@ func (a *analyzer) flush() {
 			n += int64(counts[k])
 			k++
 		}
-		a.apply(it, n)
+		a.apply(it, n+it.cut)
 	}
 	a.items, a.bytes = a.items[:0], 0
 }
 
 func (a *analyzer) apply(it item, n int64) {
 	rep := a.rep
-	if it.turn != 0 {
-		a.endTurn()
-		a.turnN++
-		if it.turn > 0 {
-			a.turnN = it.turn - 1 // a Kimi checkpoint id
-		}
-		a.turnLine, a.inTurn, a.turnStart = it.line, true, a.active
+	if it.mark != nil {
+		it.mark.at = a.now()
+		a.marks = append(a.marks, *it.mark)
 	}
-	if it.compact {
+	if it.restart {
 		a.active = 0
-		a.turnStart = 0
+		a.restarts++
 	}
 	switch {
 	case it.recorded == -2:
@@ -395,13 +493,8 @@ func (a *analyzer) apply(it item, n int64) {
 		return
 	}
 	a.active += n
-	if rep.Agent == session.Kimi && a.recorded >= 0 {
-		// Kimi's own pending estimate: characters of text parts // 4
-		for _, t := range it.texts {
-			if it.role != "tool_call" && it.role != "thinking" {
-				a.pendingEst += int64(tokens.KimiApprox(t))
-			}
-		}
+	if a.recorded >= 0 && it.role != "thinking" {
+		a.pendingEst += it.pending
 	}
 	rt := a.roles[it.role]
 	if rt == nil {
@@ -440,26 +533,54 @@ func (a *analyzer) apply(it item, n int64) {
 	}
 }
 
-func (a *analyzer) endTurn() {
-	if !a.inTurn {
-		return
+// turnsOf lists the turns of a session's main transcript from the agent's
+// conversation model, numbered as checkpoints and revert number them.
+//
+// TODO(conversation): the homes that do not implement session.Conversation
+// yet (Codex, Kimi, clawdcode on main today) get pkg/checkpoint's listing,
+// which numbers them the same way; drop this fallback, and the import,
+// once every home implements it.
+func turnsOf(ctx context.Context, s *session.Session) ([]session.Turn, error) {
+	conv, ok := session.As[session.Conversation](s.Agent)
+	if !ok {
+		return nil, nil
 	}
-	rec := a.recorded
-	if rec >= 0 && a.rep.Agent == session.Kimi {
-		rec += a.pendingEst
+	return conv.Turns(ctx, s.Main)
+}
+
+// growth makes the rows of Growth from the marks: one per turn, each
+// ending where the next begins.
+func (a *analyzer) growth() {
+	rep := a.rep
+	rep.GrowthUnit = "turn"
+	if len(a.marks) > 0 && a.marks[0].checkpoint {
+		rep.GrowthUnit = "checkpoint"
 	}
-	a.rep.Growth = append(a.rep.Growth, Growth{N: a.turnN, Line: a.turnLine, Estimated: a.active, Added: a.active - a.turnStart, Recorded: rec})
+	rep.Growth = make([]Growth, 0, len(a.marks))
+	for i := range a.marks {
+		m := &a.marks[i]
+		t := a.turns[m.line]
+		end := a.now()
+		if i+1 < len(a.marks) {
+			end = a.marks[i+1].at
+		}
+		start := m.at.active
+		if end.restarts != m.at.restarts {
+			start = 0 // the turn's context restarted: it added what is there now
+		}
+		rep.Growth = append(rep.Growth, Growth{N: t.N, State: t.State.String(), Line: m.line,
+			Estimated: end.active, Added: end.active - start, Recorded: end.recorded})
+	}
 }
 
 func (a *analyzer) finish() {
 	rep := a.rep
-	a.endTurn()
-	if rep.Growth == nil {
-		rep.Growth = []Growth{}
-	}
+	a.growth()
 	rep.Model = a.model
-	if rep.Agent == session.Codex && rep.Model == "" {
-		rep.Model = tokens.DefaultCodexModel
+	if rep.Model == "" {
+		if g, ok := session.As[session.Gauge](rep.Agent); ok {
+			rep.Model = g.DefaultModel()
+		}
 	}
 	// estimates: what was used, and whether it is exact for this model
 	if a.counter != nil {
@@ -502,43 +623,20 @@ func (a *analyzer) finish() {
 	}
 
 	// the window
-	w := &rep.Window
-	su := rep.Consumption
-	switch {
-	case a.opt.Window > 0:
-		w.Tokens, w.Source = a.opt.Window, "override"
-	case su.Window > 0:
-		w.Tokens, w.Source = int(su.Window), "recorded"
-	case a.recWindow > 0:
-		w.Tokens, w.Source = int(a.recWindow), "recorded"
-	default:
-		model := rep.Model
-		if rep.Agent == session.Kimi && model == "" {
-			model = "kimi-for-coding"
-		}
-		n, known := tokens.ContextWindow(model)
-		w.Tokens, w.Source = n, "model"
-		if !known {
-			w.Source = "default"
-			if rep.Agent == session.Clawdcode {
-				w.Tokens = 128_000 // clawdcode's default maxContextTokens
-			}
-		}
+	rec := rep.Consumption.Window
+	if rec <= 0 {
+		rec = a.recWindow
 	}
-	w.Usable = tokens.UsableBudget(w.Tokens)
-	w.CompactAt = tokens.CompactionThreshold(string(rep.Agent), w.Tokens)
+	l := tokens.LimitsFor(rep.Agent, rep.Model, rec, a.opt.Window)
+	rep.Window = Window{Tokens: l.Window, Source: l.Source, Usable: l.Usable, CompactAt: l.CompactAt}
 
 	// context now
 	c := &rep.Context
 	c.Estimated = a.active
-	c.Recorded = a.recorded
+	c.Recorded = a.now().recorded
 	c.RecordedSource = a.recSource
-	if rep.Agent == session.Kimi && c.Recorded >= 0 {
-		c.Recorded += a.pendingEst
-	}
-	if c.Recorded < 0 && su.Context >= 0 {
-		c.Recorded = su.Context
-		c.RecordedSource = "wire.jsonl StatusUpdate.context_tokens"
+	if su := rep.Consumption; c.Recorded < 0 && su.Context >= 0 {
+		c.Recorded, c.RecordedSource = su.Context, su.ContextSource
 	}
 	if c.Recorded < 0 {
 		c.Recorded = -1
@@ -546,10 +644,10 @@ func (a *analyzer) finish() {
 	} else {
 		c.Tokens, c.Basis = c.Recorded, "recorded"
 	}
-	if w.Tokens > 0 {
-		c.Percent = float64(c.Tokens) * 100 / float64(w.Tokens)
+	if l.Window > 0 {
+		c.Percent = float64(c.Tokens) * 100 / float64(l.Window)
 	}
-	c.Left = int64(w.CompactAt) - c.Tokens
+	c.Left = int64(l.CompactAt) - c.Tokens
 }
 
 // minHeap keeps the largest records (smallest on top).
@@ -576,8 +674,10 @@ const decodeBatch = 1 << 20
 
 // readParallel is session.ReadFile with the decoding (encoding/json, the
 // slow part) spread over all cores: lines are read in order into batches
-// of a few MiB, decoded in parallel, and handed to fn in file order.
-func readParallel(path string, f session.Format, fn func(*session.Record) error) error {
+// of a few MiB, decoded in parallel, and handed to fn in file order, each
+// with the counts of the strings cut from it when it was huge (shorten;
+// countCut counts a cut part). It stops with ctx.Err() when ctx is done.
+func readParallel(ctx context.Context, path string, f session.Format, countCut func([]byte) bigCount, fn func(*session.Record, []bigCount) error) error {
 	fh, err := jsonl.Open(path)
 	if err != nil {
 		return err
@@ -586,8 +686,12 @@ func readParallel(path string, f session.Format, fn func(*session.Record) error)
 	rd := jsonl.NewReader(fh)
 	workers := runtime.GOMAXPROCS(0)
 	var lines []jsonl.Line
+	var bigs [][]bigCount // of lines[i]; nil for most
 	recs := make([]session.Record, 0, 1024)
 	flush := func() error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		recs = slices.Grow(recs[:0], len(lines))[:len(lines)]
 		if len(lines) < 64 || workers == 1 {
 			for i := range lines {
@@ -607,11 +711,11 @@ func readParallel(path string, f session.Format, fn func(*session.Record) error)
 			wg.Wait()
 		}
 		for i := range recs {
-			if err := fn(&recs[i]); err != nil {
+			if err := fn(&recs[i], bigs[i]); err != nil {
 				return err
 			}
 		}
-		lines, recs = lines[:0], recs[:0]
+		lines, recs, bigs = lines[:0], recs[:0], bigs[:0]
 		return nil
 	}
 	held := 0
@@ -623,8 +727,22 @@ func readParallel(path string, f session.Format, fn func(*session.Record) error)
 		if err != nil {
 			return err
 		}
-		lines = append(lines, l.Clone())
-		held += len(l.Raw)
+		var cut []bigCount
+		if l.Status == jsonl.OK && len(l.Raw) > bigLine {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			short := *l
+			short.Raw = shorten(l.Raw, true, func(rest []byte) { cut = append(cut, countCut(rest)) })
+			if cut == nil {
+				short = l.Clone()
+			}
+			lines = append(lines, short)
+		} else {
+			lines = append(lines, l.Clone())
+		}
+		bigs = append(bigs, cut)
+		held += len(lines[len(lines)-1].Raw)
 		if held >= decodeBatch {
 			if err := flush(); err != nil {
 				return err

@@ -1,22 +1,22 @@
 // Package stats answers three questions about agent sessions: how full is
 // the context now, how many tokens were consumed, and where the tokens are.
-// Recorded usage (what the API reported) comes from pkg/tokens' per-format
-// accounting; estimates come from a tokenizer and are labelled as such.
+// Recorded usage (what the API reported) comes from pkg/usage and the
+// agents' scanners; estimates come from a tokenizer (pkg/tokens) and are
+// labelled as such.
 package stats
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"runtime"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/sessctl/sessctl/pkg/session"
-	"github.com/sessctl/sessctl/pkg/tokens"
+	"github.com/sessctl/sessctl/pkg/usage"
 )
 
 // Progress receives the bytes scanned so far and the total to scan. It is
@@ -29,13 +29,25 @@ type SessionUsage struct {
 	Agent   session.Agent    `json:"agent"`
 	ID      string           `json:"id"`
 	Project string           `json:"project"`
-	Main    string           `json:"main"`
-	Files   []string         `json:"files"`
-	// Totals is what sessctl counts, by the format's own rules.
-	Totals tokens.Totals `json:"recorded"`
-	// AsCCUsage is what ccusage 20.0.24 reports for the same files (Claude
-	// Code and Codex only): it drops some lines silently (docs/stats.md).
-	AsCCUsage *tokens.Totals `json:"as_ccusage,omitempty"`
+	// CWD is the session's real working directory when known (set by the
+	// caller from the transcript; for Codex, the rollout's session_meta).
+	// Group by project uses it before Project, which for Claude Code is the
+	// escaped folder name.
+	CWD   string   `json:"cwd,omitempty"`
+	Main  string   `json:"main"`
+	Files []string `json:"files"`
+	// Totals is what sessctl counts (usage.ViewSessctl): every file of the
+	// session that records usage, rotated copies and subagents included,
+	// each request once, by the format's own rules.
+	Totals usage.Totals `json:"recorded"`
+	// InRotations is the part of Totals that only rotated copies hold now
+	// (the turns a revert removed), nil when none.
+	InRotations *usage.Totals `json:"in_rotations,omitempty"`
+	// AsCCUsage is what ccusage 20.0.24 reports for the same session
+	// (usage.ViewCCUsage; for the agents whose ccusage rules sessctl
+	// reproduces: Claude Code and Codex): it reads no rotations, drops
+	// some lines silently and keeps some sessctl rejects (docs/stats.md).
+	AsCCUsage *usage.Totals `json:"as_ccusage,omitempty"`
 	// UsageLines counts lines that carried usage; Rejected those sessctl
 	// could not count (listed in RejectedLines, at most 20 per file).
 	UsageLines    int        `json:"usage_lines"`
@@ -46,47 +58,53 @@ type SessionUsage struct {
 	CCUsageOnly   int        `json:"counted_only_by_ccusage"`
 	Corrupt       int        `json:"corrupt_lines"`
 	Errors        []string   `json:"errors,omitempty"`
-	Context       int64      `json:"-"`
-	Window        int64      `json:"-"`
-	requests      []*tokens.Request
-	ledger        *tokens.Ledger // names the models of requests
+	// Context is the context gauge of the session's gauge file (-1: none),
+	// from ContextSource; Window the window it records (0: none).
+	Context       int64  `json:"-"`
+	ContextSource string `json:"-"`
+	Window        int64  `json:"-"`
+	requests      []*usage.Request
+	ledger        *usage.Ledger // names the models of requests
+	ccusageView   bool          // a file of the session is in the ccusage view
 }
 
 // FileDrop is a line of a file that was not counted, and why.
 type FileDrop struct {
 	Path string `json:"path"`
-	tokens.Drop
+	usage.Drop
 }
 
 // Requests returns the session's counted requests (after de-duplication).
-func (su *SessionUsage) Requests() []*tokens.Request { return su.requests }
+func (su *SessionUsage) Requests() []*usage.Request { return su.requests }
 
 // Model returns the model name of one of su's requests.
-func (su *SessionUsage) Model(r *tokens.Request) string {
+func (su *SessionUsage) Model(r *usage.Request) string {
 	if su.ledger == nil {
 		return ""
 	}
 	return su.ledger.Model(r)
 }
 
-// UsageFiles lists the files of a session that carry recorded usage: every
-// transcript file (main, rotations, subagents) and, for Kimi, the wire
-// files (its context files hold only a gauge).
-func UsageFiles(s *session.Session) []session.File {
-	var out []session.File
+// UsageFile is a file of a session that records usage, and what it is to
+// usage accounting.
+type UsageFile struct {
+	session.File
+	Class usage.FileClass
+}
+
+// UsageFiles lists the files of a session that record usage, as the
+// agent's home classifies them (usage.Scanner): for example every
+// transcript of a Claude Code session, and only the wires of a Kimi
+// session (its context files hold only a gauge).
+func UsageFiles(s *session.Session) []UsageFile {
+	sc, ok := session.As[usage.Scanner](s.Agent)
+	if !ok {
+		return nil
+	}
+	var out []UsageFile
 	for _, f := range s.Files {
-		if f.Dir || !strings.HasSuffix(f.Path, ".jsonl") {
-			continue
-		}
-		switch s.Agent {
-		case session.Kimi:
-			if f.Role == session.FileWire {
-				out = append(out, f)
-			}
-		default:
-			if f.Role == session.FileMain || f.Role == session.FileSubagent || f.Role == session.FileRotation {
-				out = append(out, f)
-			}
+		if c := sc.Classify(s, f); c&usage.Carries != 0 {
+			out = append(out, UsageFile{f, c})
 		}
 	}
 	return out
@@ -94,14 +112,16 @@ func UsageFiles(s *session.Session) []session.File {
 
 type fileJob struct {
 	sess int
-	file session.File
+	file UsageFile
 }
 
 // Consumption scans the recorded usage of many sessions, spreading files
 // over all cores. Claude Code requests are de-duplicated across all files
 // of all sessions (as ccusage does), each counted in the session whose file
-// held the winning line.
-func Consumption(ss []*session.Session, progress Progress) []*SessionUsage {
+// held the winning line; a request that a rotated copy repeats is counted
+// once (usage.Ledger). When ctx is done it stops within a buffer's read of
+// each file being scanned and returns ctx.Err().
+func Consumption(ctx context.Context, ss []*session.Session, progress Progress) ([]*SessionUsage, error) {
 	out := make([]*SessionUsage, len(ss))
 	var jobs []fileJob
 	var total int64
@@ -117,10 +137,17 @@ func Consumption(ss []*session.Session, progress Progress) []*SessionUsage {
 			su.Files = []string{}
 		}
 	}
-	// ccusage's order: by path. Deterministic winners for duplicates.
-	sort.SliceStable(jobs, func(i, j int) bool { return jobs[i].file.Path < jobs[j].file.Path })
+	// ccusage's order: by path, for deterministic winners among
+	// duplicates; rotated copies after every file they may copy
+	sort.SliceStable(jobs, func(i, j int) bool {
+		ci, cj := jobs[i].file.Class&usage.Copy != 0, jobs[j].file.Class&usage.Copy != 0
+		if ci != cj {
+			return cj
+		}
+		return jobs[i].file.Path < jobs[j].file.Path
+	})
 
-	results := make([]*tokens.FileUsage, len(jobs))
+	results := make([]*usage.FileUsage, len(jobs))
 	errs := make([]error, len(jobs))
 	done := make([]chan struct{}, len(jobs))
 	for i := range done {
@@ -135,28 +162,33 @@ func Consumption(ss []*session.Session, progress Progress) []*SessionUsage {
 	// memory holds a few files' requests, not all of them
 	window := make(chan struct{}, workers*4)
 	// request lists the ledger has copied go back to the scanners
-	spare := make(chan []tokens.Request, workers*4)
+	spare := make(chan []usage.Request, workers*4)
+	// one long line at a time in memory, whichever reader meets it
+	var big usage.BigLines
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var sc tokens.Scanner
+			rd := usage.Reader{Big: &big}
 			for {
-				window <- struct{}{}
+				select {
+				case window <- struct{}{}:
+				case <-ctx.Done():
+					return
+				}
 				i := int(next.Add(1) - 1)
-				if i >= len(jobs) {
-					<-window
+				if i >= len(jobs) || ctx.Err() != nil {
 					return
 				}
 				j := jobs[i]
-				role := j.file.Role
 				select {
 				case reqs := <-spare:
-					sc.Reuse(reqs)
+					rd.Reuse(reqs)
 				default:
 				}
-				fu, err := sc.ScanFile(j.file.Path, ss[j.sess].Agent, role)
+				sc, _ := session.As[usage.Scanner](ss[j.sess].Agent)
+				fu, err := rd.ReadFile(ctx, j.file.Path, sc, j.file.Class)
 				results[i], errs[i] = fu, err
 				if progress != nil {
 					progress(scanned.Add(j.file.Size), total)
@@ -165,23 +197,36 @@ func Consumption(ss []*session.Session, progress Progress) []*SessionUsage {
 			}
 		}()
 	}
-	lg := &tokens.Ledger{}
+	lg := &usage.Ledger{}
 	// real transcripts hold about one distinct request per 8 KiB; allow for
 	// twice as many
 	lg.Grow(int(min(total/4096, 1<<22)))
 	fileSess := make([]int, 0, len(jobs))
+	fileCopy := make([]bool, 0, len(jobs))
 	for i := range jobs {
-		<-done[i]
+		select {
+		case <-done[i]:
+		case <-ctx.Done():
+			wg.Wait()
+			return nil, ctx.Err()
+		}
 		su := out[jobs[i].sess]
 		if errs[i] != nil {
 			su.Errors = append(su.Errors, fmt.Sprintf("%s: %v", jobs[i].file.Path, errs[i]))
-			results[i] = &tokens.FileUsage{Path: jobs[i].file.Path, Context: -1}
+			results[i] = &usage.FileUsage{Path: jobs[i].file.Path, Class: jobs[i].file.Class, Context: -1}
 		}
 		fu := results[i]
 		fileSess = append(fileSess, jobs[i].sess)
+		fileCopy = append(fileCopy, fu.Class&usage.Copy != 0)
 		select {
 		case spare <- lg.Add(fu):
 		default:
+		}
+		if fu.Class&usage.Copy != 0 {
+			// what a copy says of its lines (rejected, damaged, dropped
+			// by ccusage) it says of its original's: not counted twice
+			fu.Rejected, fu.RejectedCount, fu.Corrupt, fu.UsageLines = nil, 0, 0, 0
+			fu.SessctlOnly, fu.SessctlOnlyLines, fu.CCUsageOnly = 0, nil, 0
 		}
 		su.UsageLines += fu.UsageLines
 		su.Rejected += fu.RejectedCount
@@ -194,9 +239,12 @@ func Consumption(ss []*session.Session, progress Progress) []*SessionUsage {
 		for _, d := range fu.SessctlOnlyLines {
 			su.SessctlLines = append(su.SessctlLines, FileDrop{fu.Path, d})
 		}
-		if jobs[i].file.Role == session.FileMain || (su.Agent == session.Kimi && filepath.Dir(fu.Path) == su.Session.Dir) {
+		if fu.Class&usage.CCUsage != 0 {
+			su.ccusageView = true
+		}
+		if fu.Class&usage.Gauge != 0 {
 			if fu.Context >= 0 {
-				su.Context = fu.Context
+				su.Context, su.ContextSource = fu.Context, fu.ContextSource
 			}
 			if fu.Window > 0 {
 				su.Window = fu.Window
@@ -204,22 +252,28 @@ func Consumption(ss []*session.Session, progress Progress) []*SessionUsage {
 			if su.Project == "" && fu.CWD != "" {
 				su.Project = fu.CWD
 			}
+			if su.CWD == "" {
+				su.CWD = fu.CWD
+			}
 		}
 		// the file's requests are now owned by the ledger; drop the rest
 		fu.Rejected, fu.SessctlOnlyLines = nil, nil
 		<-window
 	}
 	wg.Wait()
-	bySession := func(reqs []tokens.Request) [][]*tokens.Request {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	bySession := func(reqs []usage.Request) [][]*usage.Request {
 		n := make([]int, len(out))
 		for i := range reqs {
 			n[fileSess[reqs[i].File]]++
 		}
-		lists := make([][]*tokens.Request, len(out))
+		lists := make([][]*usage.Request, len(out))
 		for i := range reqs {
 			s := fileSess[reqs[i].File]
 			if lists[s] == nil {
-				lists[s] = make([]*tokens.Request, 0, n[s])
+				lists[s] = make([]*usage.Request, 0, n[s])
 			}
 			lists[s] = append(lists[s], &reqs[i])
 		}
@@ -234,16 +288,26 @@ func Consumption(ss []*session.Session, progress Progress) []*SessionUsage {
 		su.ledger = lg
 		su.requests = own[i]
 		su.Totals = lg.Totals(own[i])
-		switch {
-		case ccu[i] != nil:
+		su.Totals.View = usage.ViewSessctl
+		var rotated []*usage.Request
+		for _, r := range own[i] {
+			if fileCopy[r.File] {
+				rotated = append(rotated, r)
+			}
+		}
+		if len(rotated) > 0 {
+			t := lg.Totals(rotated)
+			t.View = usage.ViewSessctl
+			su.InRotations = &t
+		}
+		if su.ccusageView {
 			t := lg.Totals(ccu[i])
+			t.View = usage.ViewCCUsage
 			su.AsCCUsage = &t
-		case su.Agent == session.Claude || su.Agent == session.Codex:
-			su.AsCCUsage = &tokens.Totals{}
 		}
 		sort.SliceStable(su.requests, func(i, j int) bool { return su.requests[i].Time < su.requests[j].Time })
 	}
-	return out
+	return out, nil
 }
 
 // Grouping keys for Group.
@@ -257,10 +321,10 @@ const (
 
 // GroupRow is one line of a grouped report.
 type GroupRow struct {
-	Key      string        `json:"key"`
-	Agents   []string      `json:"agents"`
-	Sessions int           `json:"sessions"`
-	Totals   tokens.Totals `json:"recorded"`
+	Key      string       `json:"key"`
+	Agents   []string     `json:"agents"`
+	Sessions int          `json:"sessions"`
+	Totals   usage.Totals `json:"recorded"`
 }
 
 // ErrBadGroup is returned for an unknown grouping.
@@ -289,7 +353,10 @@ func Group(sus []*SessionUsage, by string, loc *time.Location) ([]GroupRow, erro
 		case BySession:
 			get(string(su.Agent)+":"+su.ID, su).Totals.Merge(su.Totals)
 		case ByProject:
-			p := su.Project
+			p := su.CWD
+			if p == "" {
+				p = su.Project
+			}
 			if p == "" {
 				p = "(none)"
 			}

@@ -1,13 +1,18 @@
 package stats
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/sessctl/sessctl/pkg/checkpoint"
 	"github.com/sessctl/sessctl/pkg/session"
+	"github.com/sessctl/sessctl/pkg/usage"
 )
 
 func repoDir(t *testing.T) string {
@@ -34,7 +39,7 @@ func one(t *testing.T, path string) *session.Session {
 
 func analyze(t *testing.T, path string) *Report {
 	t.Helper()
-	rep, err := Analyze(one(t, path), Options{Top: 5, Heuristic: true})
+	rep, err := Analyze(context.Background(), one(t, path), Options{Top: 5, Heuristic: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +201,10 @@ func TestTokensByRoleAndTool(t *testing.T) {
 
 func TestConsumptionGroups(t *testing.T) {
 	res := session.Discover([]session.Root{{Path: filepath.Join(repoDir(t), "testdata/sessions")}}, false)
-	sus := Consumption(res.Sessions, nil)
+	sus, err := Consumption(context.Background(), res.Sessions, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(sus) != len(res.Sessions) || len(sus) < 4 {
 		t.Fatalf("%d sessions", len(sus))
 	}
@@ -219,5 +227,70 @@ func TestConsumptionGroups(t *testing.T) {
 	}
 	if _, err := Group(sus, "week", time.UTC); err == nil {
 		t.Error("unknown grouping accepted")
+	}
+}
+
+// Growth rows are the turns as `checkpoints` and `revert --checkpoint N`
+// number them (issue 10: stats counted from 1, they from 0): on every
+// sample and testdata transcript, the rows' numbers and lines are
+// pkg/checkpoint's points, rolled-back turns included as -1.
+func TestGrowthNumbersAreCheckpoints(t *testing.T) {
+	roots := []string{filepath.Join(repoDir(t), "testdata/sessions")}
+	if dir := filepath.Join(repoDir(t), "..", "shared", "samples"); dirExists(dir) {
+		roots = append(roots, dir)
+	}
+	checked := map[session.Agent]int{}
+	for _, root := range roots {
+		res := session.Discover([]session.Root{{Path: root}}, false)
+		for _, s := range res.Sessions {
+			rep, err := Analyze(context.Background(), s, Options{Heuristic: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, err := checkpoint.List(context.Background(), s.Main, s.Agent)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got, want []string
+			for _, g := range rep.Growth {
+				got = append(got, fmt.Sprintf("%d@%d", g.N, g.Line))
+			}
+			for _, p := range l.Points {
+				want = append(want, fmt.Sprintf("%d@%d", p.N, p.Line))
+			}
+			if strings.Join(got, " ") != strings.Join(want, " ") {
+				t.Errorf("%s: growth rows %v, checkpoints %v", s.Main, got, want)
+			}
+			if len(rep.Growth) > 0 && rep.Growth[0].N > 0 && rep.GrowthUnit == "turn" {
+				t.Errorf("%s: first turn is %d, not 0", s.Main, rep.Growth[0].N)
+			}
+			checked[s.Agent] += len(got)
+		}
+	}
+	for _, a := range session.Registered() {
+		if checked[a] == 0 {
+			t.Errorf("%s: no turns compared", a)
+		}
+	}
+}
+
+func dirExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// Every agent's home gives stats what it asks of homes, so that no
+// operation needs to know which agent it reads.
+func TestHomesImplementStatsInterfaces(t *testing.T) {
+	for _, h := range session.Homes() {
+		if _, ok := h.(usage.Scanner); !ok {
+			t.Errorf("%s: no usage.Scanner", h.Agent())
+		}
+		if _, ok := h.(ContextRules); !ok {
+			t.Errorf("%s: no stats.ContextRules", h.Agent())
+		}
+		if _, ok := h.(session.Gauge); !ok {
+			t.Errorf("%s: no session.Gauge", h.Agent())
+		}
 	}
 }

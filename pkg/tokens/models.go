@@ -1,6 +1,10 @@
 package tokens
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/sessctl/sessctl/pkg/session"
+)
 
 // normalModel lowercases a model id and drops a provider prefix such as
 // "openai/" or "moonshotai/".
@@ -43,18 +47,17 @@ func EncodingForModel(model string) (enc Encoding, exact bool) {
 
 // Context windows, in tokens.
 const (
-	claudeWindow     = 200_000
-	claude1MWindow   = 1_000_000
-	gpt5Window       = 258_400 // what Codex records for gpt-5 and gpt-5.3-codex
-	gpt41Window      = 1_047_576
-	gpt4oWindow      = 128_000
-	oSeriesWindow    = 200_000
-	kimiWindow       = 262_144 // Kimi's max_context_size for kimi-k2 and kimi-for-coding
-	glm46Window      = 200_000
-	defaultWindow    = 200_000
-	reservedContext  = 50_000 // Kimi's reserved_context_size, and sessctl's budget reserve
-	kimiTriggerRatio = 85     // percent: Kimi's compaction_trigger_ratio
-	defaultTrigger   = 80     // percent: clawdcode's trigger and sessctl's "getting full"
+	claudeWindow    = 200_000
+	claude1MWindow  = 1_000_000
+	gpt5Window      = 258_400 // what Codex records for gpt-5 and gpt-5.3-codex
+	gpt41Window     = 1_047_576
+	gpt4oWindow     = 128_000
+	oSeriesWindow   = 200_000
+	kimiWindow      = 262_144 // Kimi's max_context_size for kimi-k2 and kimi-for-coding
+	glm46Window     = 200_000
+	defaultWindow   = 200_000
+	reservedContext = 50_000 // sessctl's budget reserve (Kimi's reserved_context_size too)
+	defaultTrigger  = 80     // percent: clawdcode's trigger and sessctl's "getting full"
 )
 
 // ContextWindow returns a model's context window in tokens. known is false
@@ -107,17 +110,52 @@ func UsableBudget(window int) int {
 	return window * defaultTrigger / 100
 }
 
-// CompactionThreshold returns the context size, in tokens, at which an
-// agent compacts a conversation with the given window. For agent "kimi" it
-// is Kimi CLI's rule, which fires when tokens ≥ 0.85 × window or
-// tokens + 50,000 ≥ window, so the smaller of ceil(0.85 × window) and
-// window − 50,000 (212,144 for 262,144), never below 0. For every other
-// agent it is 80 % of the window, rounded down: clawdcode's rule, and
-// sessctl's convention for agents whose rule is unknown (Claude Code, Codex).
-func CompactionThreshold(agent string, window int) int {
-	if strings.EqualFold(agent, "kimi") {
-		ratio := (window*kimiTriggerRatio + 99) / 100
-		return max(0, min(ratio, window-reservedContext))
+// DefaultTrigger is the share of the window, in percent, at which sessctl
+// says a context is getting full when an agent's own rule is unknown (80:
+// clawdcode's rule, and sessctl's convention for Claude Code and Codex).
+const DefaultTrigger = defaultTrigger
+
+// Limits is a context window and what follows from it.
+type Limits struct {
+	Window int `json:"tokens"`
+	// Source: "override", "recorded" (in the file), "model", or "default"
+	// (model unknown: a guess).
+	Source string `json:"source"`
+	// Usable is sessctl's usable input budget (UsableBudget).
+	Usable int `json:"usable_budget"`
+	// CompactAt is the context size at which the agent compacts (its own
+	// rule where known, DefaultTrigger otherwise).
+	CompactAt int `json:"compaction_threshold"`
+}
+
+// LimitsFor works out the window of a session of agent a: override when
+// set, else the window the file recorded, else the model's (the agent's
+// default model when the file names none), else the agent's default.
+func LimitsFor(a session.Agent, model string, recorded int64, override int) Limits {
+	g, _ := session.As[session.Gauge](a)
+	var l Limits
+	switch {
+	case override > 0:
+		l.Window, l.Source = override, "override"
+	case recorded > 0:
+		l.Window, l.Source = int(recorded), "recorded"
+	default:
+		if model == "" && g != nil {
+			model = g.DefaultModel()
+		}
+		w, known := ContextWindow(model)
+		l.Window, l.Source = w, "model"
+		if !known {
+			l.Source = "default"
+			if g != nil && g.DefaultWindow() > 0 {
+				l.Window = g.DefaultWindow()
+			}
+		}
 	}
-	return window * defaultTrigger / 100
+	l.Usable = UsableBudget(l.Window)
+	l.CompactAt = l.Window * defaultTrigger / 100
+	if g != nil {
+		l.CompactAt = g.CompactAt(l.Window)
+	}
+	return l
 }

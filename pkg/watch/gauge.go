@@ -56,7 +56,7 @@ func (g *Gauge) Add(r *session.Record) {
 	if r.ContextWindow > 0 {
 		g.recWindow = r.ContextWindow
 	}
-	rec, src := tokens.RecordedContext(g.Agent, r)
+	rec, src := session.RecordedContext(r)
 	if rec >= 0 {
 		g.recorded, g.source, g.since, g.chars = rec, src, 0, 0
 		return
@@ -87,25 +87,8 @@ func (g *Gauge) Now() Status {
 	default:
 		st.Tokens, st.Basis = g.since, "estimate"
 	}
-	switch {
-	case g.WindowOverride > 0:
-		st.Window, st.WindowSource = g.WindowOverride, "override"
-	case g.recWindow > 0:
-		st.Window, st.WindowSource = int(g.recWindow), "recorded"
-	case g.Agent == session.Kimi && g.model == "":
-		// Kimi's context.jsonl names no model; kimi-k2's window
-		st.Window, _ = tokens.ContextWindow("kimi-k2")
-		st.WindowSource = "default"
-	case g.Agent == session.Clawdcode && g.model == "":
-		st.Window, st.WindowSource = 128_000, "default" // clawdcode's maxContextTokens default
-	default:
-		w, known := tokens.ContextWindow(g.model)
-		st.Window, st.WindowSource = w, "model"
-		if !known {
-			st.WindowSource = "default"
-		}
-	}
-	st.CompactAt = tokens.CompactionThreshold(string(g.Agent), st.Window)
+	l := tokens.LimitsFor(g.Agent, g.model, g.recWindow, g.WindowOverride)
+	st.Window, st.WindowSource, st.CompactAt = l.Window, l.Source, l.CompactAt
 	if st.Window > 0 {
 		st.Percent = float64(st.Tokens) * 100 / float64(st.Window)
 	}

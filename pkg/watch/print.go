@@ -6,8 +6,10 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sessctl/sessctl/pkg/session"
+	"github.com/sessctl/sessctl/pkg/termtext"
 )
 
 // TextPrinter prints one line per record and a status line after each batch.
@@ -60,7 +62,7 @@ func (p *TextPrinter) Record(r *session.Record, _ Status, at time.Time) {
 		role = r.Type
 	}
 	if r.Thinking != "" {
-		fmt.Fprintf(p.W, "%s %-9s %s\n", ts, role, p.col("2", "(thinking) "+Preview(r.Thinking, w-11)))
+		fmt.Fprintf(p.W, "%s %-9s %s\n", ts, termtext.Line(role), p.col("2", "(thinking) "+Preview(r.Thinking, w-11)))
 	}
 	// a tool result's text is its output: shown once, on the result line
 	if r.Text != "" && len(r.ToolResults) == 0 || (len(r.ToolCalls) == 0 && len(r.ToolResults) == 0 && r.Thinking == "") {
@@ -68,14 +70,15 @@ func (p *TextPrinter) Record(r *session.Record, _ Status, at time.Time) {
 		if r.UserPrompt && r.Prompt != "" {
 			text = r.Prompt
 		}
-		label := fmt.Sprintf("%-9s", role)
+		label := fmt.Sprintf("%-9s", termtext.Line(role))
 		if r.Role == session.RoleUser && r.UserPrompt {
 			label = p.col("1", label)
 		}
 		fmt.Fprintf(p.W, "%s %s %s\n", ts, label, Preview(text, w))
 	}
 	for _, tc := range r.ToolCalls {
-		fmt.Fprintf(p.W, "%s %s %s %s\n", ts, p.col("36", "tool call"), p.col("1", tc.Name), Preview(tc.Input, w-len(tc.Name)-1))
+		name := termtext.Line(tc.Name)
+		fmt.Fprintf(p.W, "%s %s %s %s\n", ts, p.col("36", "tool call"), p.col("1", name), Preview(tc.Input, w-len(name)-1))
 	}
 	for _, tr := range r.ToolResults {
 		what := "tool result"
@@ -123,18 +126,20 @@ func (p *TextPrinter) Event(e Event) {
 	msg := e.Kind
 	switch e.Kind {
 	case EventStarted:
-		msg = "following " + e.Path
+		msg = "following " + termtext.Line(e.Path)
 	case EventRotated:
-		msg = "rotated: " + e.Path + " is a new file"
+		msg = "rotated: " + termtext.Line(e.Path) + " is a new file"
 	case EventTruncated:
-		msg = "truncated: " + e.Path
+		msg = "truncated: " + termtext.Line(e.Path)
 	case EventDeleted:
-		msg = "deleted: " + e.Path
+		msg = "deleted: " + termtext.Line(e.Path)
 	case EventSwitched:
-		msg = "now following " + e.Path
+		msg = "now following " + termtext.Line(e.Path)
+	default:
+		msg = termtext.Line(msg)
 	}
 	if e.Detail != "" {
-		msg += " (" + e.Detail + ")"
+		msg += " (" + termtext.Line(e.Detail) + ")"
 	}
 	fmt.Fprintf(p.W, "%s %s\n", p.col("2", "--"), p.col("1", msg))
 	p.last = "" // show the status again after an event
@@ -191,15 +196,20 @@ func (p *JSONPrinter) Status(Status) {}
 // Event writes the event.
 func (p *JSONPrinter) Event(e Event) { p.encode(e) }
 
-// Preview collapses white space and shortens s to n characters.
+// Preview collapses white space and shortens s to n characters; control
+// characters and the like are shown as escapes (pkg/termtext).
 func Preview(s string, n int) string {
 	if n < 8 {
 		n = 8
 	}
 	if len(s) > n*8 {
-		s = strings.ToValidUTF8(s[:n*8], "")
+		k := n * 8
+		for k > 0 && !utf8.RuneStart(s[k]) { // cut at a character boundary
+			k--
+		}
+		s = s[:k]
 	}
-	s = session.OneLine(s)
+	s = termtext.Line(session.OneLine(s))
 	r := []rune(s)
 	if len(r) <= n {
 		return s
@@ -217,21 +227,4 @@ func size(n int) string {
 	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }
 
-func thousands(n int64) string {
-	neg := n < 0
-	if neg {
-		n = -n
-	}
-	s := fmt.Sprint(n)
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+func thousands(n int64) string { return termtext.Group(n) }

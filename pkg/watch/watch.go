@@ -229,9 +229,11 @@ func (fw *follower) open(path string, agent session.Agent) error {
 		agent = a
 	}
 	format := session.FormatFor(agent)
-	if format == nil {
+	if format == nil && fi.Size() > 0 {
 		return fmt.Errorf("%s: not a session file of a known agent", path)
 	}
+	// an empty file (a session just created) is followed too: its agent is
+	// detected from its first complete line (detect)
 	f, err := jsonl.Open(path)
 	if err != nil {
 		return err
@@ -406,11 +408,38 @@ func (fw *follower) drain() error {
 	return err
 }
 
+// detect decides the agent of a file that was empty when it was opened,
+// once it holds a complete line. It reports whether the format is known.
+func (fw *follower) detect() (bool, error) {
+	if fw.format != nil {
+		return true, nil
+	}
+	head := make([]byte, 64<<10)
+	n, _ := fw.f.ReadAt(head, 0)
+	if bytes.IndexByte(head[:n], '\n') < 0 {
+		return false, nil // nothing complete yet
+	}
+	a, err := session.Detect(fw.path, fw.f)
+	if err != nil {
+		return false, err
+	}
+	format := session.FormatFor(a)
+	if format == nil {
+		return false, fmt.Errorf("%s: not a session file of a known agent", fw.path)
+	}
+	fw.agent, fw.format = a, format
+	fw.gauge = fw.newGauge(a)
+	return true, nil
+}
+
 // read reads from the offset to the end of the open file, feeding complete
 // lines to the gauge and to fn.
 func (fw *follower) read(fn func(*session.Record)) error {
 	if fw.f == nil {
 		return nil
+	}
+	if ok, err := fw.detect(); !ok {
+		return err
 	}
 	for {
 		n, err := fw.f.ReadAt(fw.buf, fw.off)

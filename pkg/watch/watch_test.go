@@ -223,14 +223,14 @@ func TestFollowTruncation(t *testing.T) {
 
 func TestGaugeByFormat(t *testing.T) {
 	g := NewGauge(session.Kimi)
-	g.Add(&session.Record{Kind: session.KindUsage, ContextTokens: 9120})
-	g.Add(&session.Record{Kind: session.KindMessage, Role: session.RoleUser, Text: strings.Repeat("x", 400)})
+	g.Add(&session.Record{Agent: session.Kimi, Kind: session.KindUsage, ContextTokens: 9120})
+	g.Add(&session.Record{Agent: session.Kimi, Kind: session.KindMessage, Role: session.RoleUser, Text: strings.Repeat("x", 400)})
 	st := g.Now()
 	if st.Tokens != 9220 || st.Basis != "recorded+estimate" || st.Window != 262_144 || st.CompactAt != 212_144 || st.Left != 212_144-9220 {
 		t.Errorf("kimi: %+v", st)
 	}
 	g = NewGauge(session.Claude)
-	g.Add(&session.Record{Kind: session.KindMessage, Role: session.RoleAssistant, Model: "claude-opus-4-8",
+	g.Add(&session.Record{Agent: session.Claude, Kind: session.KindMessage, Role: session.RoleAssistant, Model: "claude-opus-4-8",
 		Usage: &session.Usage{Input: 10, CacheRead: 185_000, CacheCreation: 500, Output: 90}, ContextTokens: -1})
 	if st := g.Now(); st.Tokens != 185_600 || st.Window != 200_000 || st.Left != 160_000-185_600 {
 		t.Errorf("claude: %+v", st)
@@ -239,7 +239,7 @@ func TestGaugeByFormat(t *testing.T) {
 		t.Errorf("status line %q", line)
 	}
 	g = NewGauge(session.Codex)
-	g.Add(&session.Record{Kind: session.KindUsage, ContextTokens: 9740, ContextWindow: 258_400, Usage: &session.Usage{}})
+	g.Add(&session.Record{Agent: session.Codex, Kind: session.KindUsage, ContextTokens: 9740, ContextWindow: 258_400, Usage: &session.Usage{}})
 	if st := g.Now(); st.Tokens != 9740 || st.Window != 258_400 || st.WindowSource != "recorded" {
 		t.Errorf("codex: %+v", st)
 	}

@@ -1,0 +1,246 @@
+package claude
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	"github.com/sessctl/sessctl/pkg/session"
+)
+
+var claudeTypes = map[string]bool{
+	"user": true, "assistant": true, "system": true, "attachment": true, "progress": true,
+	"summary": true, "file-history-snapshot": true, "queue-operation": true, "last-prompt": true,
+	"mode": true, "permission-mode": true, "custom-title": true, "ai-title": true, "agent-name": true,
+	"agent-color": true, "pr-link": true, "agent-setting": true, "turn_end": true,
+	"marble-origami-commit": true, "tag": true,
+	"(usage)": true, // ccusage-style usage-only lines without a type
+}
+
+func (Home) KnownType(t string) bool { return claudeTypes[t] }
+
+type claudeLine struct {
+	Type              string          `json:"type"`
+	Subtype           string          `json:"subtype"`
+	UUID              string          `json:"uuid"`
+	ParentUUID        *string         `json:"parentUuid"`
+	LogicalParentUUID string          `json:"logicalParentUuid"`
+	IsSidechain       bool            `json:"isSidechain"`
+	IsMeta            bool            `json:"isMeta"`
+	IsCompactSummary  bool            `json:"isCompactSummary"`
+	IsAPIError        bool            `json:"isApiErrorMessage"`
+	AgentID           string          `json:"agentId"`
+	SessionID         string          `json:"sessionId"`
+	CWD               string          `json:"cwd"`
+	Version           string          `json:"version"`
+	Timestamp         string          `json:"timestamp"`
+	RequestID         string          `json:"requestId"`
+	MessageRaw        json.RawMessage `json:"message"`
+	Message           *claudeMessage  `json:"-"`
+	Content           json.RawMessage `json:"content"`
+	Summary           string          `json:"summary"`
+	CustomTitle       string          `json:"customTitle"`
+	AITitle           string          `json:"aiTitle"`
+	Title             string          `json:"title"`
+	CompactMetadata   *struct {
+		PreTokens  session.FlexInt `json:"preTokens"`
+		PostTokens session.FlexInt `json:"postTokens"`
+	} `json:"compactMetadata"`
+}
+
+type claudeMessage struct {
+	ID      string          `json:"id"`
+	Role    string          `json:"role"`
+	Model   string          `json:"model"`
+	Content json.RawMessage `json:"content"`
+	Usage   *claudeUsage    `json:"usage"`
+}
+
+type claudeUsage struct {
+	Input         session.FlexInt `json:"input_tokens"`
+	Output        session.FlexInt `json:"output_tokens"`
+	CacheCreation session.FlexInt `json:"cache_creation_input_tokens"`
+	CacheRead     session.FlexInt `json:"cache_read_input_tokens"`
+	Split         *struct {
+		M5 session.FlexInt `json:"ephemeral_5m_input_tokens"`
+		H1 session.FlexInt `json:"ephemeral_1h_input_tokens"`
+	} `json:"cache_creation"`
+}
+
+func (u *claudeUsage) usage() *session.Usage {
+	out := &session.Usage{Input: u.Input.V, Output: u.Output.V, CacheRead: u.CacheRead.V, CacheCreation: u.CacheCreation.V}
+	return out
+}
+
+type claudeBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	Thinking  string          `json:"thinking"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+	IsError   bool            `json:"is_error"`
+}
+
+// claudeInjectedPrefixes start user-role texts that the client wrote, not the
+// user: slash-command echoes, caveats, reminders, interruption notes.
+var claudeInjectedPrefixes = []string{
+	"<local-command-", "<command-name>", "<command-message>", "<command-args>", "Caveat:",
+	"<system-reminder>", "[Request interrupted", "<bash-input>", "<bash-stdout>", "<bash-stderr>",
+	"<user-prompt-submit-hook>", "<task-notification>", "<ide_opened_file>", "<ide_selection>",
+	"<ide_diagnostics>",
+}
+
+func (Home) Decode(obj []byte, r *session.Record) {
+	var l claudeLine
+	if err := json.Unmarshal(obj, &l); err != nil {
+		r.Kind = session.KindUnknown
+		r.Type = "(undecodable)"
+		return
+	}
+	if len(l.MessageRaw) > 0 && l.MessageRaw[0] == '{' {
+		var m claudeMessage
+		if json.Unmarshal(l.MessageRaw, &m) == nil {
+			l.Message = &m
+		}
+	}
+	r.Type = l.Type
+	r.UUID = l.UUID
+	if l.ParentUUID != nil {
+		r.ParentUUID = *l.ParentUUID
+	}
+	r.LogicalParentUUID = l.LogicalParentUUID
+	r.Sidechain = l.IsSidechain
+	r.AgentID = l.AgentID
+	r.SessionID = l.SessionID
+	r.CWD = l.CWD
+	r.Version = l.Version
+	r.RequestID = l.RequestID
+	r.Timestamp = session.ParseTime(l.Timestamp)
+	if l.CompactMetadata != nil && l.CompactMetadata.PostTokens.OK {
+		r.ContextTokens = l.CompactMetadata.PostTokens.V
+	}
+	if l.Type == "" {
+		if l.Message == nil {
+			r.Kind = session.KindUnknown
+			r.Type = "(no type)"
+			return
+		}
+		r.Type = "(usage)"
+		l.Type = l.Message.Role
+	}
+	switch l.Type {
+	case "user", "assistant":
+		r.Kind = session.KindMessage
+		r.Role = session.Role(l.Type)
+		if l.Message == nil {
+			return
+		}
+		m := l.Message
+		r.Model = m.Model
+		r.MessageID = m.ID
+		if m.Usage != nil && l.Type == "assistant" {
+			r.Usage = m.Usage.usage()
+		}
+		r.Synthetic = m.Model == "<synthetic>" || l.IsAPIError
+		claudeContent(m.Content, r)
+		if l.Type == "user" {
+			switch {
+			case l.IsCompactSummary:
+				r.Kind = session.KindCompaction
+			case len(r.ToolResults) > 0, l.IsMeta, l.IsSidechain:
+			default:
+				r.Prompt = claudePrompt(m.Content, r.Text)
+				r.UserPrompt = r.Prompt != ""
+			}
+			if len(r.ToolResults) > 0 {
+				r.Role = session.RoleTool
+			}
+		}
+	case "system":
+		r.Role = session.RoleSystem
+		if l.Subtype == "compact_boundary" {
+			r.Kind = session.KindCompaction
+		} else {
+			r.Kind = session.KindMetadata
+		}
+		r.Type = "system/" + l.Subtype
+		r.Text = session.TextOf(l.Content)
+	case "summary":
+		r.Kind = session.KindMetadata
+		r.Title = l.Summary
+	case "custom-title", "ai-title":
+		r.Kind = session.KindMetadata
+		r.Title = firstNonEmpty(l.CustomTitle, l.AITitle, l.Title)
+	default:
+		if claudeTypes[l.Type] {
+			r.Kind = session.KindMetadata
+		} else {
+			r.Kind = session.KindUnknown
+		}
+	}
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// claudeContent fills text, thinking, tool calls and results from a
+// message.content value (a string or an array of blocks).
+func claudeContent(raw json.RawMessage, r *session.Record) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '[' {
+		r.Text = session.TextOf(raw)
+		return
+	}
+	var blocks []claudeBlock
+	if json.Unmarshal(raw, &blocks) != nil {
+		return
+	}
+	var text, think []string
+	for _, b := range blocks {
+		switch b.Type {
+		case "text":
+			text = append(text, b.Text)
+		case "thinking":
+			think = append(think, b.Thinking)
+		case "tool_use", "server_tool_use":
+			r.ToolCalls = append(r.ToolCalls, session.ToolCall{ID: b.ID, Name: b.Name, Input: session.RawText(b.Input)})
+		case "tool_result":
+			r.ToolResults = append(r.ToolResults, session.ToolResult{CallID: b.ToolUseID, Output: session.TextOf(b.Content), IsError: b.IsError})
+		}
+	}
+	r.Text = strings.Join(text, "\n")
+	r.Thinking = strings.Join(think, "\n")
+}
+
+// claudePrompt is the user's own text of a user message: its text blocks
+// without the ones the client injected (IDE context, reminders, command
+// echoes).
+func claudePrompt(raw json.RawMessage, text string) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '[' {
+		if session.HasAnyPrefix(text, claudeInjectedPrefixes...) {
+			return ""
+		}
+		return strings.TrimSpace(text)
+	}
+	var blocks []claudeBlock
+	if json.Unmarshal(raw, &blocks) != nil {
+		return ""
+	}
+	var out []string
+	for _, b := range blocks {
+		if b.Type == "text" && !session.HasAnyPrefix(b.Text, claudeInjectedPrefixes...) && strings.TrimSpace(b.Text) != "" {
+			out = append(out, b.Text)
+		}
+	}
+	return strings.TrimSpace(strings.Join(out, "\n"))
+}

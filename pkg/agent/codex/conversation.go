@@ -1,0 +1,329 @@
+package codex
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/sessctl/sessctl/pkg/jsonl"
+	"github.com/sessctl/sessctl/pkg/session"
+)
+
+// The history Codex rebuilds on resume (codex.md §6–§7, and the resume
+// proofs in docs/e2e.md): response items are replayed in file order; the
+// newest compacted record with a replacement_history replaces everything
+// before it; a thread_rolled_back {num_turns: N} drops the newest N user
+// turns (a user turn starts at a user message that is not injected
+// context, and takes the injected messages right above it with it). A
+// compacted record written after a rollback in the same turn (no
+// task_started between them) is taken by Codex as part of the rolled-back
+// turn and has no effect.
+//
+// Turns are the user prompts of the file in file order, numbered from 0;
+// a prompt a later rollback removed gets no number (N is -1). A cut before
+// a turn goes before its task_started event.
+
+// SummaryPrefix starts the message of Codex's local compaction (codex.md
+// §6); the summary follows after a newline.
+const SummaryPrefix = "Another language model started to solve this problem and produced a summary of its thinking process. You also have access to the state of the tools that were used by that language model. Use this to build on the work that has already been done and avoid duplicating work. Here is the summary produced by the other language model, use the information in this summary to assist with your own analysis:"
+
+// contextPrefixes start user messages that Codex injects as context.
+var contextPrefixes = []string{
+	"<environment_context>", "<user_instructions>", "<permissions instructions>", "<skills_instructions>",
+	"# AGENTS.md instructions", "<INSTRUCTIONS>",
+}
+
+// entry is one item of the rebuilt history: a line, or item sub of a
+// compacted line's replacement history.
+type entry struct {
+	line   int
+	off    int64
+	sub    int  // -1: the line itself
+	user   bool // starts a user turn
+	inject bool // injected context (developer, environment, …)
+}
+
+// item states while replaying
+type replay struct {
+	hist  []entry
+	gone  map[entryKey]session.State // entries that left the history, and why
+	turns []session.Turn
+	at    session.TurnIndex
+	// effective compactions (offsets), for CompactedAfter
+	compactions []int64
+}
+
+type entryKey struct {
+	line, sub int
+}
+
+// legacySub is the sub of the summary of a compaction without a
+// replacement history.
+const legacySub = -2
+
+// historyItem reports whether a response item is part of what Codex sends
+// (ghost snapshots are kept for /undo but never sent).
+func historyItem(r *session.Record) bool {
+	if !strings.HasPrefix(r.Type, "response_item/") && !strings.HasPrefix(r.Type, "(legacy)/") {
+		return false
+	}
+	return r.Kind == session.KindMessage || r.Kind == session.KindCompaction
+}
+
+// injected reports whether a message item is context Codex injected.
+func injected(r *session.Record) bool {
+	switch r.Role {
+	case session.RoleDeveloper, session.RoleSystem:
+		return true
+	case session.RoleUser:
+		return !r.UserPrompt
+	}
+	return false
+}
+
+// replayFile is pass one: it replays the file's history as Codex does,
+// keeping references, not texts.
+func replayFile(ctx context.Context, path string) (*replay, error) {
+	rp := &replay{gone: map[entryKey]session.State{}}
+	turnStart := int64(-1)
+	rolledInTurn := false // a rollback since the last task_started
+	var live []int        // turns not rolled back, by index into rp.turns
+	err := session.ReadFileContext(ctx, path, Home{}, func(r *session.Record) error {
+		off := r.Line.Offset
+		switch {
+		case r.Type == "event_msg/task_started" || r.Type == "event_msg/turn_started":
+			turnStart = off
+			rolledInTurn = false
+		case r.RollbackTurns > 0:
+			rolledInTurn = true
+			k := min(r.RollbackTurns, len(live))
+			for _, i := range live[len(live)-k:] {
+				rp.turns[i].State = session.RolledBack
+			}
+			live = live[:len(live)-k]
+			rp.dropUserTurns(r.RollbackTurns)
+		case r.Type == "compacted":
+			if rolledInTurn {
+				return nil // part of the rolled-back turn: Codex ignores it
+			}
+			items := replacement(r.Line.Raw)
+			var kept []entry
+			if items == nil {
+				// a legacy compaction: the user messages so far, then the summary
+				for _, e := range rp.hist {
+					if e.user {
+						kept = append(kept, e)
+					}
+				}
+				kept = append(kept, entry{line: r.Line.Num, off: off, sub: legacySub})
+			}
+			for _, e := range rp.hist {
+				rp.gone[entryKey{e.line, e.sub}] = session.Compacted
+			}
+			rp.hist = append(rp.hist[:0], kept...)
+			for i, it := range items {
+				rp.hist = append(rp.hist, entry{line: r.Line.Num, off: off, sub: i, user: it.user, inject: it.inject})
+			}
+			rp.compactions = append(rp.compactions, off)
+			for i := range rp.turns {
+				rp.turns[i].CompactedAfter = true
+			}
+		case historyItem(r):
+			rp.hist = append(rp.hist, entry{line: r.Line.Num, off: off, sub: -1, user: r.UserPrompt, inject: injected(r)})
+			if r.UserPrompt {
+				cut := off
+				if turnStart >= 0 {
+					cut = turnStart
+				}
+				turnStart = -1
+				rp.turns = append(rp.turns, session.Turn{Line: r.Line.Num, Offset: off, Cut: cut, Timestamp: r.Timestamp,
+					Prompt: session.Preview(r.Prompt, session.PreviewLen)})
+				live = append(live, len(rp.turns)-1)
+			}
+		}
+		return nil
+	})
+	n := 0
+	for i := range rp.turns {
+		t := &rp.turns[i]
+		if t.State == session.RolledBack {
+			t.N = -1
+		} else {
+			t.N = n
+			n++
+		}
+		rp.at.Add(t.Cut, t.N)
+	}
+	rp.at.Sort()
+	for _, e := range rp.hist {
+		delete(rp.gone, entryKey{e.line, e.sub})
+	}
+	return rp, err
+}
+
+// dropUserTurns is ContextManager.drop_last_n_user_turns: the history from
+// the n-th last user message on goes, with the injected messages right
+// above it.
+func (rp *replay) dropUserTurns(n int) {
+	cut := len(rp.hist)
+	for i := len(rp.hist) - 1; i >= 0 && n > 0; i-- {
+		if rp.hist[i].user {
+			cut = i
+			n--
+		}
+	}
+	if cut == len(rp.hist) {
+		return
+	}
+	for cut > 0 && rp.hist[cut-1].inject {
+		cut--
+	}
+	for _, e := range rp.hist[cut:] {
+		rp.gone[entryKey{e.line, e.sub}] = session.RolledBack
+	}
+	rp.hist = rp.hist[:cut]
+}
+
+// TurnUnit implements session.Conversation.
+func (Home) TurnUnit() string { return "turn" }
+
+// Turns implements session.Conversation.
+func (Home) Turns(ctx context.Context, path string) ([]session.Turn, error) {
+	rp, err := replayFile(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	return rp.turns, nil
+}
+
+// History implements session.Conversation.
+func (h Home) History(ctx context.Context, path string, opt session.HistoryOptions, fn func(*session.Message) error) error {
+	rp, err := replayFile(ctx, path)
+	if err != nil {
+		return err
+	}
+	live := make(map[entryKey]bool, len(rp.hist))
+	for _, e := range rp.hist {
+		live[entryKey{e.line, e.sub}] = true
+	}
+	send := func(r *session.Record, k entryKey) error {
+		st := session.Live
+		if !live[k] {
+			if !opt.All {
+				return nil
+			}
+			var ok bool
+			if st, ok = rp.gone[k]; !ok {
+				return nil // never part of the history (a compaction Codex ignored)
+			}
+		}
+		m := message(r)
+		m.Turn, m.State = rp.at.At(r.Line.Offset), st
+		return fn(&m)
+	}
+	return session.ReadFileContext(ctx, path, h, func(r *session.Record) error {
+		if r.Type == "compacted" {
+			items := replacement(r.Line.Raw)
+			if items == nil {
+				rec := legacySummary(r)
+				return send(&rec, entryKey{r.Line.Num, legacySub})
+			}
+			for i, it := range items {
+				rec := it.record(r)
+				if err := send(&rec, entryKey{r.Line.Num, i}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		if !historyItem(r) {
+			return nil
+		}
+		return send(r, entryKey{r.Line.Num, -1})
+	})
+}
+
+// message makes the Message of a response item.
+func message(r *session.Record) session.Message {
+	m := session.Message{Role: r.Role, Text: r.Text, Thinking: r.Thinking, ToolCalls: r.ToolCalls, ToolResults: r.ToolResults,
+		Prompt: r.UserPrompt, Line: r.Line.Num, Offset: r.Line.Offset, Model: r.Model, Timestamp: r.Timestamp}
+	m.Summary = r.Kind == session.KindCompaction || r.Role == session.RoleUser && strings.HasPrefix(r.Text, SummaryPrefix)
+	m.Injected = injected(r) && !m.Summary
+	if len(r.ToolCalls) > 0 {
+		m.ID = r.ToolCalls[0].ID
+	}
+	if len(r.ToolResults) > 0 {
+		m.ID = r.ToolResults[0].CallID
+	}
+	return m
+}
+
+// replItem is one item of a compacted record's replacement history.
+type replItem struct {
+	raw    json.RawMessage
+	user   bool // a user message that starts a turn
+	inject bool
+}
+
+// record decodes the item as the response_item line it once was.
+func (it replItem) record(from *session.Record) session.Record {
+	line := jsonl.Line{Num: from.Line.Num, Offset: from.Line.Offset, Status: jsonl.OK,
+		Raw: append(append([]byte(`{"type":"response_item","payload":`), it.raw...), '}')}
+	r := session.Decode(Home{}, &line)
+	r.Timestamp = from.Timestamp
+	if r.Role == session.RoleUser && strings.HasPrefix(r.Text, SummaryPrefix) {
+		r.UserPrompt, r.Prompt = false, ""
+	}
+	return r
+}
+
+// replacement returns the items of a compacted line's replacement_history,
+// or nil when it has none.
+func replacement(line []byte) []replItem {
+	var v struct {
+		Payload struct {
+			History []json.RawMessage `json:"replacement_history"`
+		} `json:"payload"`
+	}
+	if json.Unmarshal(jsonl.Strict(line), &v) != nil || v.Payload.History == nil {
+		return nil
+	}
+	out := make([]replItem, 0, len(v.Payload.History))
+	for _, raw := range v.Payload.History {
+		it := replItem{raw: raw}
+		var m struct {
+			Type    string          `json:"type"`
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		}
+		json.Unmarshal(raw, &m)
+		if m.Type == "message" {
+			text := strings.TrimLeft(session.TextOf(m.Content), " \t\r\n")
+			switch {
+			case m.Role == "developer" || m.Role == "system":
+				it.inject = true
+			case m.Role == "user" && strings.HasPrefix(text, SummaryPrefix):
+			case m.Role == "user" && session.HasAnyPrefix(text, contextPrefixes...):
+				it.inject = true
+			case m.Role == "user":
+				it.user = true
+			}
+		}
+		out = append(out, it)
+	}
+	return out
+}
+
+// legacySummary is the message of a compacted record without a
+// replacement history (before 0.46): Codex rebuilds the history from the
+// user messages so far and this summary.
+func legacySummary(from *session.Record) session.Record {
+	var v struct {
+		Payload struct {
+			Message string `json:"message"`
+		} `json:"payload"`
+	}
+	json.Unmarshal(jsonl.Strict(from.Line.Raw), &v)
+	return session.Record{Agent: Agent, Line: from.Line, Kind: session.KindCompaction, Type: "compacted",
+		Role: session.RoleUser, Text: v.Payload.Message, Timestamp: from.Timestamp, ContextTokens: -1}
+}

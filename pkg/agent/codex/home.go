@@ -1,0 +1,50 @@
+// Package codex is Codex's home: everything sessctl knows about its rollout
+// files (codex.md): decoding, the history Codex rebuilds on resume
+// (compactions, rollbacks), turns, usage rules, store layout and writers.
+package codex
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"regexp"
+
+	"github.com/sessctl/sessctl/pkg/session"
+)
+
+// Home is Codex's home. Its zero value is ready to use.
+type Home struct{}
+
+// Agent is the agent this home knows.
+const Agent = session.Codex
+
+func init() { session.Register(Home{}) }
+
+// Agent implements session.Home.
+func (Home) Agent() session.Agent { return Agent }
+
+// Sniff implements session.Home: the {timestamp, type, payload} envelope,
+// and the header and state lines of pre-envelope rollouts, are Codex's only.
+func (Home) Sniff(top map[string]json.RawMessage) session.Vote {
+	_, hasType := top["type"]
+	_, hasPayload := top["payload"]
+	_, hasTimestamp := top["timestamp"]
+	switch {
+	case hasType && hasPayload && hasTimestamp:
+		return session.Sure
+	case top["record_type"] != nil:
+		return session.Sure // legacy rollout state line
+	case top["instructions"] != nil && !hasType:
+		return session.Sure // legacy rollout header
+	}
+	return session.NoVote
+}
+
+var rolloutRe = regexp.MustCompile(`^rollout-.*\.jsonl$`)
+
+// PathVote implements session.Home: rollout-….jsonl.
+func (Home) PathVote(path string) session.Vote {
+	if rolloutRe.MatchString(filepath.Base(path)) {
+		return session.Sure
+	}
+	return session.NoVote
+}

@@ -1,0 +1,342 @@
+package codex
+
+import (
+	"bytes"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/sessctl/sessctl/pkg/session"
+	"github.com/sessctl/sessctl/pkg/usage"
+)
+
+// Codex: event_msg token_count events carry the thread's running total
+// (total_token_usage) and the last request (last_token_usage); events repeat
+// (0.104 writes each twice) and some carry no info (codex.md §5).
+//
+// sessctl's rule: each time the running total changes, count the change
+// field by field; when a field goes down (a resume seeded from an older
+// total) count last_token_usage, or the new total whole when there is none.
+// ccusage's rule, computed beside it for comparison: when the total changes
+// count last_token_usage, else the difference.
+
+// Classify implements usage.Scanner: the rollout records usage, ccusage
+// reads it, and its context and working directory are the session's.
+// sessctl's rotations of it (<rollout>.N) record usage too, as copies: a
+// rotation of a cut revert is the whole original, of which the live
+// rollout keeps a prefix, line for line; ccusage does not read them.
+func (Home) Classify(s *session.Session, f session.File) usage.FileClass {
+	return usage.Transcripts(f, usage.CCUsage)
+}
+
+type codexRaw struct {
+	in, cached, write, out, reasoning, total int64
+	bad                                      string // why a field was unusable
+}
+
+func (a codexRaw) sub(b codexRaw) (codexRaw, bool) {
+	d := codexRaw{a.in - b.in, a.cached - b.cached, a.write - b.write, a.out - b.out, a.reasoning - b.reasoning, a.total - b.total, ""}
+	down := d.in < 0 || d.cached < 0 || d.write < 0 || d.out < 0 || d.reasoning < 0 || d.total < 0
+	return d, !down
+}
+
+func (a codexRaw) zero() bool {
+	return a.in == 0 && a.cached == 0 && a.write == 0 && a.out == 0 && a.reasoning == 0
+}
+
+// usage converts OpenAI usage to the Anthropic split: Input excludes cached
+// input and cache writes; Reasoning is part of Output, never added to it.
+func (a codexRaw) usage() session.Usage {
+	in := a.in - a.cached - a.write
+	if in < 0 {
+		in = 0
+	}
+	return session.Usage{Input: in, CacheRead: a.cached, CacheCreation: a.write, Output: a.out, Reasoning: a.reasoning}
+}
+
+type codexState struct {
+	prev    *codexRaw
+	prevVal codexRaw
+}
+
+// ScanUsage implements usage.Scanner. The model is the latest
+// turn_context's, DefaultModel before any (ccusage's fallback too).
+func (Home) ScanUsage(lr *usage.LineReader, fu *usage.FileUsage) error {
+	own, ccu := codexState{}, codexState{}
+	model, ccModel := DefaultModel, DefaultModel
+	for {
+		line, err := lr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if fu.CWD == "" && lr.Num() <= 3 && bytes.Contains(line, []byte("session_meta")) {
+			fu.CWD = codexCWD(line)
+		}
+		isTC := bytes.Contains(line, []byte("token_count"))
+		isTurn := !isTC && bytes.Contains(line, []byte("turn_context"))
+		if !isTC && !isTurn {
+			if usage.LooksCorrupt(line, lr.Torn()) {
+				fu.Corrupt++
+			}
+			continue
+		}
+		ev, ok := codexEvent(line)
+		if !ok {
+			fu.Corrupt++
+			if isTC {
+				fu.Reject(lr.Num(), "corrupt token_count line (not valid JSON)")
+			}
+			continue
+		}
+		ccSees := func(t string) bool { return bytes.Contains(line, []byte(`"type":"`+t+`"`)) }
+		if ev.typ == "turn_context" {
+			if ev.model != "" {
+				model = ev.model
+				if ccSees("turn_context") {
+					ccModel = ev.model
+				}
+			}
+			continue
+		}
+		if ev.typ != "event_msg" || ev.ptype != "token_count" || !ev.info {
+			continue
+		}
+		fu.UsageLines++
+		if ev.window > 0 {
+			fu.Window = ev.window
+		}
+		if ev.last != nil && ev.last.bad == "" {
+			fu.Context, fu.ContextSource = ev.last.total, "last_token_usage.total_tokens"
+		}
+		if (ev.total != nil && ev.total.bad != "") || (ev.last != nil && ev.last.bad != "") {
+			why := ""
+			if ev.total != nil && ev.total.bad != "" {
+				why = ev.total.bad
+			} else {
+				why = ev.last.bad
+			}
+			fu.Reject(lr.Num(), "token_count "+why)
+			continue
+		}
+		ccVisible := ccSees("event_msg") && ccSees("token_count")
+		var t int64
+		if ts, err := time.Parse(time.RFC3339Nano, ev.timestamp); err == nil {
+			t = ts.UnixMilli()
+		}
+		d, counted := own.sessctl(ev)
+		var cd codexRaw
+		cc := false
+		if ccVisible && ev.timestamp != "" {
+			cd, cc = ccu.ccusage(ev)
+		}
+		if counted && d.zero() {
+			counted = false
+		}
+		if cc && cd.zero() {
+			cc = false
+		}
+		if !counted && !cc {
+			continue
+		}
+		if counted && !cc {
+			switch {
+			case !ccVisible:
+				fu.CountedNotByCCUsage(lr.Num(), "spaced JSON: no exact \"type\":\"token_count\" bytes")
+			case ev.timestamp == "":
+				fu.CountedNotByCCUsage(lr.Num(), "no timestamp")
+			}
+		}
+		num := int32(lr.Num())
+		if counted {
+			req := usage.Request{Line: num, Time: t, Model: fu.ModelID(model), Usage: d.usage(), Counted: true}
+			if cc && cd == d && ccModel == model {
+				req.CCUsage = true
+				fu.Add(req, line)
+			} else {
+				fu.Add(req, line)
+				if cc {
+					fu.Add(usage.Request{Line: num, Time: t, Model: fu.ModelID(ccModel), Usage: cd.usage(), CCUsage: true}, line)
+				}
+			}
+		} else {
+			fu.Add(usage.Request{Line: num, Time: t, Model: fu.ModelID(ccModel), Usage: cd.usage(), CCUsage: true}, line)
+		}
+	}
+	return nil
+}
+
+// sessctl's delta rule.
+func (s *codexState) sessctl(ev *codexEv) (codexRaw, bool) {
+	if ev.total == nil {
+		if ev.last != nil {
+			return *ev.last, true
+		}
+		return codexRaw{}, false
+	}
+	cur := *ev.total
+	defer func() { s.prevVal = cur; s.prev = &s.prevVal }()
+	if s.prev == nil {
+		return cur, true
+	}
+	if cur == *s.prev {
+		return codexRaw{}, false
+	}
+	if d, up := cur.sub(*s.prev); up {
+		return d, true
+	}
+	// a field went down: the totals were reset (resume from an older
+	// record); this event's own request is what it adds
+	if ev.last != nil {
+		return *ev.last, true
+	}
+	return cur, true
+}
+
+// ccusage 20's rule.
+func (s *codexState) ccusage(ev *codexEv) (codexRaw, bool) {
+	advanced := ev.total == nil || s.prev == nil || *ev.total != *s.prev
+	var out codexRaw
+	ok := false
+	switch {
+	case ev.last != nil && advanced:
+		out, ok = *ev.last, true
+	case ev.total != nil:
+		if s.prev == nil {
+			out = *ev.total
+		} else {
+			out, _ = ev.total.sub(*s.prev)
+			out = codexRaw{max(0, out.in), max(0, out.cached), max(0, out.write), max(0, out.out), max(0, out.reasoning), max(0, out.total), ""}
+		}
+		ok = true
+	}
+	if ev.total != nil {
+		s.prevVal = *ev.total
+		s.prev = &s.prevVal
+	}
+	return out, ok
+}
+
+type codexEv struct {
+	timestamp   string
+	typ, ptype  string
+	model       string
+	info        bool
+	total, last *codexRaw
+	window      int64
+}
+
+func codexEvent(line []byte) (*codexEv, bool) {
+	ev := &codexEv{}
+	l := usage.NewLexer(line)
+	ok := l.Object(func(k []byte) {
+		switch string(k) {
+		case "timestamp":
+			if l.Peek() == '"' {
+				ev.timestamp = l.Text()
+			}
+		case "type":
+			if l.Peek() == '"' {
+				ev.typ = l.Text()
+			}
+		case "payload":
+			l.Object(func(p []byte) {
+				switch string(p) {
+				case "type":
+					if l.Peek() == '"' {
+						ev.ptype = l.Text()
+					}
+				case "model":
+					if l.Peek() == '"' {
+						ev.model = l.Text()
+					}
+				case "info":
+					ev.info = l.Peek() == '{'
+					l.Object(func(i []byte) {
+						switch string(i) {
+						case "total_token_usage":
+							ev.total = scanUsageFields(&l)
+						case "last_token_usage":
+							ev.last = scanUsageFields(&l)
+						case "model_context_window":
+							if v, k := l.Number(); k == usage.NumOK {
+								ev.window = v
+							}
+						}
+					})
+				}
+			})
+		}
+	})
+	return ev, l.End() && ok
+}
+
+func scanUsageFields(l *usage.Lexer) *codexRaw {
+	if l.Peek() != '{' {
+		l.Skip()
+		return nil
+	}
+	u := &codexRaw{}
+	l.Object(func(k []byte) {
+		var dst *int64
+		switch string(k) {
+		case "input_tokens":
+			dst = &u.in
+		case "cached_input_tokens":
+			dst = &u.cached
+		case "cache_write_input_tokens":
+			dst = &u.write
+		case "output_tokens":
+			dst = &u.out
+		case "reasoning_output_tokens":
+			dst = &u.reasoning
+		case "total_tokens":
+			dst = &u.total
+		default:
+			return
+		}
+		v, kind := l.Number()
+		switch {
+		case kind == usage.NumNull:
+		case kind != usage.NumOK:
+			u.bad = string(k) + " is " + kind.String()
+		case v > usage.MaxRequestTokens*1000: // running totals may legitimately exceed one request's bound
+			u.bad = string(k) + " is absurdly large"
+		default:
+			*dst = v
+		}
+	})
+	return u
+}
+
+// codexCWD returns session_meta.payload.cwd.
+func codexCWD(line []byte) string {
+	cwd := ""
+	l := usage.NewLexer(line)
+	l.Object(func(k []byte) {
+		if string(k) == "payload" {
+			l.Object(func(p []byte) {
+				if string(p) == "cwd" && l.Peek() == '"' {
+					cwd = l.Text()
+				}
+			})
+		}
+	})
+	return cwd
+}
+
+// TwinKey implements usage.Twins: a thread's rollout may be both in
+// sessions/ and in archived_sessions/; the one in sessions/ is counted
+// (ccusage counts such a pair once too, sessions/ winning).
+func (Home) TwinKey(s *session.Session) (string, int) {
+	if s.ID == "" {
+		return "", 0
+	}
+	if strings.Contains(filepath.ToSlash(s.Main), "/archived_sessions/") {
+		return s.ID, 1
+	}
+	return s.ID, 0
+}

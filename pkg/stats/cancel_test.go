@@ -1,0 +1,77 @@
+package stats
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/sessctl/sessctl/pkg/session"
+)
+
+// claudeStore writes files Claude Code sessions of about size bytes each.
+func claudeStore(t *testing.T, files, size int) string {
+	t.Helper()
+	store := map[string][]string{}
+	filler := strings.Repeat("lorem ipsum ", 40)
+	for i := range files {
+		var lines []string
+		for n := 0; n*600 < size; n++ {
+			lines = append(lines, fmt.Sprintf(`{"parentUuid":null,"isSidechain":false,"message":{"id":"msg_%d_%d","model":"claude-opus-4-8","role":"assistant","content":[{"type":"text","text":%q}],"usage":{"input_tokens":%d,"output_tokens":1}},"requestId":"r","type":"assistant","uuid":"u%d","timestamp":"2026-11-01T10:00:00.000Z","sessionId":"s","version":"2.1.197"}`,
+				i, n, filler, n, n))
+		}
+		store[fmt.Sprintf("projects/-w/%08d-1111-4111-8111-111111111111.jsonl", i)] = lines
+	}
+	return writeStore(t, store)
+}
+
+// Ctrl-C reaches a scan (issue 10): once its context is done, Consumption
+// stops taking files and returns the context's error, having scanned far
+// fewer files than the store holds.
+func TestConsumptionStopsWhenCanceled(t *testing.T) {
+	const files = 300
+	res := session.Discover([]session.Root{{Path: claudeStore(t, files, 20<<10)}}, false)
+	if len(res.Sessions) != files {
+		t.Fatalf("%d sessions", len(res.Sessions))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var scanned atomic.Int64
+	sus, err := Consumption(ctx, res.Sessions, func(done, total int64) {
+		scanned.Add(1)
+		cancel() // as Ctrl-C after the first file
+	})
+	if !errors.Is(err, context.Canceled) || sus != nil {
+		t.Fatalf("err %v (%d results), want context.Canceled", err, len(sus))
+	}
+	if n := scanned.Load(); n == 0 || n > files/10 {
+		t.Errorf("%d of %d files scanned after the cancel", n, files)
+	}
+}
+
+// The one-session report stops too: the estimate pass over a large file
+// returns the context's error well before the end of the file.
+func TestAnalyzeStopsWhenCanceled(t *testing.T) {
+	dir := claudeStore(t, 1, 3<<20)
+	res := session.Discover([]session.Root{{Path: dir}}, false)
+	if len(res.Sessions) != 1 {
+		t.Fatalf("%d sessions", len(res.Sessions))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var last atomic.Int64
+	var size int64
+	_, err := Analyze(ctx, res.Sessions[0], Options{Heuristic: true, Progress: func(done, total int64) {
+		last.Store(done)
+		size = total
+		cancel()
+	}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want context.Canceled", err)
+	}
+	if last.Load() == 0 || last.Load() > size/2 {
+		t.Errorf("read %d of %d bytes after the cancel", last.Load(), size)
+	}
+}

@@ -1,0 +1,590 @@
+// Package usage totals the recorded usage of agent sessions: what the model
+// APIs reported for each request, by each format's own rules
+// (shared/formats/tokens.md §4). This is the number bills are made of, and
+// the one ccusage sums; it is never mixed with estimates (pkg/tokens) or
+// with context gauges.
+//
+// The rules of each agent live in its home (pkg/agent/…): a home that
+// records usage implements Scanner, a fast reader of its files built on
+// this package's LineReader and Lexer. The package itself holds what is
+// common: the requests a scan yields (FileUsage), their de-duplication and
+// the two views (sessctl's and ccusage's) over many files (Ledger), and the
+// totals (Totals).
+package usage
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math/bits"
+	"sort"
+	"time"
+
+	"github.com/sessctl/sessctl/pkg/session"
+)
+
+// MaxRequestTokens bounds one usage field of one request. A larger value is
+// not a real API report (no model has a window near it) and the line is
+// rejected rather than allowed to dwarf every real number.
+const MaxRequestTokens = 1_000_000_000
+
+// Request is the recorded usage of one model request. It holds no
+// pointers, so that the long lists of them cost the garbage collector
+// nothing: its model is an id into the table of the FileUsage that holds
+// it, or of the Ledger once added there (FileUsage.ModelID, Ledger.Model).
+type Request struct {
+	Usage session.Usage
+	Model ModelID
+	// Time is the request's timestamp in Unix milliseconds, 0 when unknown.
+	Time int64
+	// Line is the 1-based line number in the file that recorded it.
+	Line int32
+	// File numbers the file among those added to a Ledger, in the order
+	// of the Add calls (0 for the first).
+	File int32
+
+	// Key and MsgKey identify a response for de-duplication (Claude Code:
+	// message.id+requestId and message.id; Kimi: message_id for both);
+	// 0 = none: the request is counted wherever it appears, as ccusage
+	// does. Make them with HashKey.
+	Key, MsgKey uint64
+	// Sidechain marks a subagent's copy of a response; Speed that the
+	// usage carried a speed field (ccusage's last tie-break).
+	Sidechain, Speed bool
+	// Counted says whether sessctl counts the request; CCUsage whether
+	// ccusage 20.0.24 would (it silently drops some lines, and counts some
+	// that sessctl rejects).
+	Counted, CCUsage bool
+
+	// line identifies a counted request without Key by its line's bytes
+	// and how many lines with those bytes came before it in its file: a
+	// rotated copy of a file repeats both (FileUsage.Add).
+	line uint64
+}
+
+// Drop is why a line that carries usage is not counted by sessctl, or by
+// ccusage.
+type Drop struct {
+	Line   int    `json:"line"`
+	Reason string `json:"reason"`
+}
+
+// FileUsage is what one pass over one file found.
+type FileUsage struct {
+	Path string
+	// Class is what the file is to usage accounting (from the home's
+	// Classify).
+	Class FileClass
+	// Requests in file order (Claude: before de-duplication; Codex: one per
+	// counted change of the running total; Kimi: one per StatusUpdate).
+	Requests []Request
+	Lines    int // lines read
+	// UsageLines counts lines that carried recorded usage.
+	UsageLines int
+	// Rejected are lines with usage that sessctl did not count (the first
+	// maxDrops of them; RejectedCount has them all). Corrupt lines count
+	// here too when they looked like usage records.
+	Rejected      []Drop
+	RejectedCount int
+	// CCUsageOnly counts lines sessctl rejects and ccusage would count;
+	// SessctlOnly lines sessctl counts and ccusage would silently drop (the
+	// first maxDrops are listed in SessctlOnlyLines).
+	CCUsageOnly      int
+	SessctlOnly      int
+	SessctlOnlyLines []Drop
+	// Corrupt counts unusable lines (torn, not JSON) among those inspected.
+	Corrupt int
+	// LastActivity is the newest timestamp of a counted request (Unix ms).
+	LastActivity int64
+	// Context is the latest context gauge the file recorded (-1 = none),
+	// and ContextSource the field it came from: Codex
+	// last_token_usage.total_tokens, Kimi StatusUpdate.context_tokens.
+	Context       int64
+	ContextSource string
+	// Window is the context window the file recorded, 0 when none.
+	Window int64
+	// CWD is the working directory the file names, when the session's path
+	// does not say (Codex session_meta).
+	CWD string
+
+	models modelTable
+	lines  map[uint64]uint32 // line hash -> times seen, for Request.line
+}
+
+const maxDrops = 20
+
+// ModelID names a model in a table of names: a FileUsage's, or a Ledger's
+// once the request was added to it. 0 is no model ("").
+type ModelID int32
+
+// modelTable interns model names.
+type modelTable struct {
+	names []string // the name of id i is names[i-1]
+	index map[string]ModelID
+}
+
+func (t *modelTable) name(id ModelID) string {
+	if id <= 0 || int(id) > len(t.names) {
+		return ""
+	}
+	return t.names[id-1]
+}
+
+// id returns the id of name, adding it when new.
+func (t *modelTable) id(name string) ModelID {
+	if name == "" {
+		return 0
+	}
+	if id, ok := t.index[name]; ok {
+		return id
+	}
+	if t.index == nil {
+		t.index = map[string]ModelID{}
+	}
+	t.names = append(t.names, name)
+	id := ModelID(len(t.names))
+	t.index[name] = id
+	return id
+}
+
+// ModelID returns the id of a model name in fu's table, adding it when new.
+func (fu *FileUsage) ModelID(name string) ModelID { return fu.models.id(name) }
+
+// Model returns the model name of one of fu's requests.
+func (fu *FileUsage) Model(r *Request) string { return fu.models.name(r.Model) }
+
+// Reject notes a line with usage that sessctl does not count, and why.
+func (fu *FileUsage) Reject(line int, reason string) {
+	fu.RejectedCount++
+	if len(fu.Rejected) < maxDrops {
+		fu.Rejected = append(fu.Rejected, Drop{line, reason})
+	}
+}
+
+// CountedNotByCCUsage notes a line that sessctl counts and ccusage would
+// drop silently, and why ccusage drops it.
+func (fu *FileUsage) CountedNotByCCUsage(line int, reason string) {
+	fu.SessctlOnly++
+	if len(fu.SessctlOnlyLines) < maxDrops {
+		fu.SessctlOnlyLines = append(fu.SessctlOnlyLines, Drop{line, reason})
+	}
+}
+
+// Add appends a request; line is the line that recorded it.
+func (fu *FileUsage) Add(r Request, line []byte) {
+	if r.Counted && r.Time > fu.LastActivity {
+		fu.LastActivity = r.Time
+	}
+	if r.Counted && r.Key == 0 && line != nil {
+		// the k-th line with these bytes in this file: lines a client
+		// writes twice stay two requests (ccusage counts both), and a
+		// rotated copy's k-th is the same request
+		h := HashKey(line, nil, false)
+		if fu.lines == nil {
+			fu.lines = map[uint64]uint32{}
+		}
+		k := fu.lines[h]
+		fu.lines[h] = k + 1
+		var n [4]byte
+		binary.LittleEndian.PutUint32(n[:], k)
+		r.line = HashKey(line, n[:], true)
+	}
+	fu.Requests = append(fu.Requests, r)
+}
+
+// Ledger totals requests over many files, applying Claude Code's
+// de-duplication (one count per message.id + requestId across all files,
+// the largest usage wins). Add files in a stable order (sorted by path, as
+// ccusage does) to get the same winners on every run. Requests without a
+// key (Codex, clawdcode) are kept as they are. The ledger copies what it
+// keeps, so a FileUsage's Requests can be dropped after Add.
+//
+// Rotated copies (FileClass Copy) are in sessctl's view and not in
+// ccusage's, which does not read them: a reverted session's spend stays
+// counted. A request a copy repeats is counted once: by its keys when it
+// has them, else by its line (a copy repeats the line byte for byte). Add
+// the copies after the files they copy.
+type Ledger struct {
+	files int32 // files added so far
+	// Requests are counted by sessctl, de-duplicated.
+	Requests []Request
+	// CCUsage holds the requests ccusage 20.0.24 would count, de-duplicated
+	// by its rules over the lines it does not drop, once the two views
+	// differ; use CCUsageView.
+	CCUsage []Request
+
+	own, ccu dedupe
+	copied   map[uint64]struct{} // Request.line of the requests counted so far
+	models   modelTable
+	remap    []ModelID // file model id -> ledger model id, during Add
+	// diverged is set once a line was counted by one view and not the
+	// other; until then CCUsage is Requests and is not kept twice.
+	diverged bool
+}
+
+// dedupe indexes a request list by its two keys. Both indexes are always
+// set together to the same place, so one map keyed by message.id holds
+// both: the place of the message's latest request (the message index),
+// and the key and place of its first key (the exact index). A message
+// seen with further requestIds keeps those in more. One map look-up per
+// request instead of two, and a quarter less memory.
+type dedupe struct {
+	byMsg map[uint64]msgEntry
+	more  map[uint64]int32 // exact index entries not in byMsg
+}
+
+type msgEntry struct {
+	latest, at int32 // message index; exact index of key
+	key        uint64
+}
+
+// exact returns the place of the request with key, if any.
+func (d *dedupe) exact(e msgEntry, found bool, key uint64) (int32, bool) {
+	if found && e.key == key {
+		return e.at, true
+	}
+	at, ok := d.more[key]
+	return at, ok
+}
+
+// set indexes place at under both keys of r.
+func (d *dedupe) set(e msgEntry, found bool, r *Request, at int32) {
+	switch {
+	case !found:
+		e = msgEntry{key: r.Key, at: at}
+	case e.key == r.Key:
+		e.at = at
+	default:
+		if d.more == nil {
+			d.more = map[uint64]int32{}
+		}
+		d.more[r.Key] = at
+	}
+	e.latest = at
+	d.byMsg[r.MsgKey] = e
+}
+
+// Add adds one file's requests and then releases them from fu. It returns
+// the list it released, which the caller may give to a Reader's Reuse.
+// Requests of a file that ccusage does not read (fu.Class) are not in the
+// ccusage view.
+func (lg *Ledger) Add(fu *FileUsage) []Request {
+	fi := lg.files
+	lg.files++
+	lg.remap = append(lg.remap[:0], 0)
+	for _, name := range fu.models.names {
+		lg.remap = append(lg.remap, lg.models.id(name))
+	}
+	for i := range fu.Requests {
+		r := &fu.Requests[i]
+		r.File = fi
+		if fu.Class&CCUsage == 0 {
+			r.CCUsage = false
+		}
+		if int(r.Model) < len(lg.remap) && r.Model > 0 {
+			r.Model = lg.remap[r.Model]
+		} else {
+			r.Model = 0
+		}
+		if r.Counted != r.CCUsage && !lg.diverged {
+			lg.diverged = true
+			lg.CCUsage = append([]Request(nil), lg.Requests...)
+			lg.ccu = lg.own.clone()
+		}
+		if r.Counted && lg.first(r, fu.Class&Copy != 0) {
+			lg.Requests = lg.own.push(lg.Requests, r)
+		}
+		if r.CCUsage && lg.diverged {
+			lg.CCUsage = lg.ccu.push(lg.CCUsage, r)
+		}
+	}
+	reqs := fu.Requests
+	fu.Requests = nil
+	return reqs
+}
+
+// first reports whether a request is not one a rotated copy repeats: a
+// request without keys is known by its line; in a copy, a line seen before
+// is a request counted already.
+func (lg *Ledger) first(r *Request, copy bool) bool {
+	if r.Key != 0 || r.line == 0 {
+		return true
+	}
+	if lg.copied == nil {
+		lg.copied = map[uint64]struct{}{}
+	}
+	if _, seen := lg.copied[r.line]; seen {
+		return !copy
+	}
+	lg.copied[r.line] = struct{}{}
+	return true
+}
+
+// Grow makes room for about n more requests (a hint: it saves growing the
+// tables one doubling at a time). Room in the list that is never used costs
+// address space more than memory; the map is sized for half of it.
+func (lg *Ledger) Grow(n int) {
+	if n <= 0 {
+		return
+	}
+	lg.Requests = append(make([]Request, 0, len(lg.Requests)+n), lg.Requests...)
+	if lg.own.byMsg == nil {
+		lg.own.byMsg = make(map[uint64]msgEntry, n/2)
+	}
+}
+
+// Model returns the model name of one of lg's requests.
+func (lg *Ledger) Model(r *Request) string { return lg.models.name(r.Model) }
+
+// CCUsageView returns the requests ccusage would count.
+func (lg *Ledger) CCUsageView() []Request {
+	if !lg.diverged {
+		return lg.Requests
+	}
+	return lg.CCUsage
+}
+
+func (d *dedupe) clone() dedupe {
+	c := dedupe{byMsg: make(map[uint64]msgEntry, len(d.byMsg))}
+	for k, v := range d.byMsg {
+		c.byMsg[k] = v
+	}
+	if d.more != nil {
+		c.more = make(map[uint64]int32, len(d.more))
+		for k, v := range d.more {
+			c.more[k] = v
+		}
+	}
+	return c
+}
+
+// push adds r to list unless it duplicates a request already there, in
+// which case the better of the two stays (ccusage's push_deduped_entry):
+// the one not on a sidechain, else the larger total, else the one with a
+// speed field.
+func (d *dedupe) push(list []Request, r *Request) []Request {
+	if r.Key == 0 {
+		return append(list, *r)
+	}
+	if d.byMsg == nil {
+		d.byMsg = map[uint64]msgEntry{}
+	}
+	e, found := d.byMsg[r.MsgKey]
+	at, ok := d.exact(e, found, r.Key)
+	// sidechain logs replay parent messages under a new requestId
+	if !ok && found && (r.Sidechain || list[e.latest].Sidechain) {
+		at, ok = e.latest, true
+	}
+	if ok {
+		if better(r, &list[at]) {
+			list[at] = *r
+			d.set(e, found, r, at)
+		}
+		return list
+	}
+	d.set(e, found, r, int32(len(list)))
+	return append(list, *r)
+}
+
+func better(c, e *Request) bool {
+	if c.Sidechain != e.Sidechain {
+		return e.Sidechain
+	}
+	if ct, et := c.Usage.Total(), e.Usage.Total(); ct != et {
+		return ct > et
+	}
+	return c.Speed && !e.Speed
+}
+
+// Totals is recorded usage summed, with a breakdown by model.
+type Totals struct {
+	// View says which count the numbers are: ViewSessctl or ViewCCUsage.
+	View View `json:"view,omitempty"`
+	session.Usage
+	Requests int                      `json:"requests"`
+	ByModel  map[string]session.Usage `json:"by_model,omitempty"`
+	// LastActivity is the newest request time.
+	LastActivity time.Time `json:"last_activity,omitzero"`
+}
+
+// View names one of the two counts of recorded usage.
+type View string
+
+// The two views of recorded usage (docs/stats.md).
+const (
+	// ViewSessctl is sessctl's count: every file of a session that records
+	// usage, rotated copies and subagents included, each request once, by
+	// each format's own rules.
+	ViewSessctl View = "sessctl"
+	// ViewCCUsage is what ccusage 20.0.24 counts for the same sessions: the
+	// *.jsonl files only (no rotations), by its rules, which drop some
+	// lines silently and keep some that sessctl rejects.
+	ViewCCUsage View = "ccusage 20.0.24"
+)
+
+// Add counts one request of the given model.
+func (t *Totals) Add(r *Request, model string) {
+	t.Usage = t.Usage.Add(r.Usage)
+	t.Requests++
+	if r.Usage.Total() > 0 || r.Usage.Reasoning > 0 {
+		t.addModel(model, r.Usage)
+	}
+	if r.Time > 0 {
+		if ts := time.UnixMilli(r.Time).UTC(); ts.After(t.LastActivity) {
+			t.LastActivity = ts
+		}
+	}
+}
+
+// addModel adds u to the row of model m ("(unknown)" when m is empty).
+func (t *Totals) addModel(m string, u session.Usage) {
+	if t.ByModel == nil {
+		t.ByModel = map[string]session.Usage{}
+	}
+	if m == "" {
+		m = "(unknown)"
+	}
+	t.ByModel[m] = t.ByModel[m].Add(u)
+}
+
+// Totals counts the requests reqs of lg: the same as Totals.Add for each
+// of them, with one map update per model rather than one per request.
+func (lg *Ledger) Totals(reqs []*Request) Totals {
+	var t Totals
+	var byID []session.Usage // by model id
+	var seen []bool
+	var last int64
+	for _, r := range reqs {
+		t.Usage = t.Usage.Add(r.Usage)
+		if r.Usage.Total() > 0 || r.Usage.Reasoning > 0 {
+			for int(r.Model) >= len(byID) {
+				byID, seen = append(byID, session.Usage{}), append(seen, false)
+			}
+			byID[r.Model] = byID[r.Model].Add(r.Usage)
+			seen[r.Model] = true
+		}
+		last = max(last, r.Time)
+	}
+	t.Requests = len(reqs)
+	for id, u := range byID {
+		if !seen[id] {
+			continue
+		}
+		t.addModel(lg.models.name(ModelID(id)), u)
+	}
+	if last > 0 {
+		t.LastActivity = time.UnixMilli(last).UTC()
+	}
+	return t
+}
+
+// Merge adds another Totals.
+func (t *Totals) Merge(o Totals) {
+	if t.View == "" {
+		t.View = o.View
+	}
+	t.Usage = t.Usage.Add(o.Usage)
+	t.Requests += o.Requests
+	for m, u := range o.ByModel {
+		t.addModel(m, u)
+	}
+	if o.LastActivity.After(t.LastActivity) {
+		t.LastActivity = o.LastActivity
+	}
+}
+
+// Models returns the model names of t, largest total first.
+func (t *Totals) Models() []string {
+	var ms []string
+	for m := range t.ByModel {
+		ms = append(ms, m)
+	}
+	sort.Slice(ms, func(i, j int) bool {
+		ti, tj := t.ByModel[ms[i]].Total(), t.ByModel[ms[j]].Total()
+		if ti != tj {
+			return ti > tj
+		}
+		return ms[i] < ms[j]
+	})
+	return ms
+}
+
+// ParseMillis returns a timestamp in Unix milliseconds, with a fast path
+// for the form every client writes (2026-11-22T02:58:38.406Z).
+func ParseMillis(b []byte) (int64, error) {
+	if len(b) == 24 && b[4] == '-' && b[7] == '-' && b[10] == 'T' && b[13] == ':' && b[16] == ':' && b[19] == '.' && b[23] == 'Z' {
+		num := func(i, j int) int {
+			n := 0
+			for _, c := range b[i:j] {
+				if c < '0' || c > '9' {
+					return -1
+				}
+				n = n*10 + int(c-'0')
+			}
+			return n
+		}
+		y, mo, d, h, mi, se, ms := num(0, 4), num(5, 7), num(8, 10), num(11, 13), num(14, 16), num(17, 19), num(20, 23)
+		if y >= 0 && mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && h >= 0 && h < 24 && mi >= 0 && mi < 60 && se >= 0 && se < 60 && ms >= 0 {
+			t := time.Date(y, time.Month(mo), d, h, mi, se, ms*1e6, time.UTC)
+			if t.Day() == d { // not 31 February
+				return t.UnixMilli(), nil
+			}
+		}
+	}
+	return ParseRFC3339(string(b))
+}
+
+// ParseRFC3339 returns a timestamp in Unix milliseconds.
+func ParseRFC3339(s string) (int64, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return 0, err
+	}
+	return t.UnixMilli(), nil
+}
+
+// LooksCorrupt is the cheap test applied to lines the fast path does not
+// decode: a non-blank line that does not start with '{' and end with '}',
+// or a torn last line that is not valid JSON. It misses damage inside a
+// well-bracketed line; the single-session view validates every line.
+func LooksCorrupt(line []byte, torn bool) bool {
+	t := bytes.TrimSpace(line)
+	if len(t) == 0 {
+		return false
+	}
+	if t[0] != '{' || t[len(t)-1] != '}' {
+		return true
+	}
+	return torn && !ValidLine(line)
+}
+
+// HashKey makes a Request key from an id and, when hasReq, a second id (a
+// request id: an empty one is not a missing one). Eight bytes at a time,
+// each word mixed in by a 64x64->128 multiply (as wyhash does); a collision
+// would merge two requests, and at 64 bits that needs billions of them. The
+// key is never 0.
+func HashKey(id, req []byte, hasReq bool) uint64 {
+	k := mixBytes(0x9e3779b97f4a7c15, id)
+	if hasReq {
+		k = mixBytes(k^0xff51afd7ed558ccd, req)
+	}
+	if k == 0 {
+		k = 1
+	}
+	return k
+}
+
+func mixBytes(h uint64, b []byte) uint64 {
+	const m1, m2 = 0xa0761d6478bd642f, 0xe7037ed1a0b428db
+	h ^= uint64(len(b)) * m1
+	for len(b) >= 8 {
+		hi, lo := bits.Mul64(h^binary.LittleEndian.Uint64(b), m2)
+		h = hi ^ lo
+		b = b[8:]
+	}
+	var t uint64
+	for i, c := range b {
+		t |= uint64(c) << (8 * i)
+	}
+	hi, lo := bits.Mul64(h^t^m1, m2)
+	return hi ^ lo
+}
