@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sessctl/sessctl/pkg/compact"
+	"github.com/sessctl/sessctl/pkg/agent/codex"
 	"github.com/sessctl/sessctl/pkg/session"
 )
 
@@ -48,8 +48,8 @@ func ccusageCodexTotal(t *testing.T, bin, name string, rollout []byte) int64 {
 func TestCompactCodex(t *testing.T) {
 	t.Parallel()
 	h := NewHarness(t)
-	id := h.CodexExec("Please list the files here OLDONE")
-	h.CodexResume(id, "NOTOOL second turn OLDTWO")
+	id := h.CodexExec("Please list the files here OLDONE " + padding)
+	h.CodexResume(id, "NOTOOL second turn OLDTWO "+padding)
 	h.CodexResume(id, "NOTOOL third turn KEEPTHREE")
 	path := h.CodexSessionFile(id)
 	orig := h.ReadFile(path)
@@ -70,7 +70,7 @@ func TestCompactCodex(t *testing.T) {
 		t.Errorf("X-Codex-Turn-Metadata = %v", md)
 	}
 	texts := h.UserTexts(req)
-	if len(texts) != 3 || !strings.HasPrefix(texts[0], compact.CodexSummaryPrefix+"\n") || !strings.Contains(texts[0], "made by sessctl compact") ||
+	if len(texts) != 3 || !strings.HasPrefix(texts[0], codex.SummaryPrefix+"\n") || !strings.Contains(texts[0], "made by sessctl compact") ||
 		texts[1] != "NOTOOL third turn KEEPTHREE" || texts[2] != "NOTOOL fourth turn NEWFOUR" {
 		t.Errorf("user texts of the resumed request:\n%q", texts)
 	}
@@ -132,7 +132,7 @@ func TestCompactCodex(t *testing.T) {
 func TestCompactCodexToolTail(t *testing.T) {
 	t.Parallel()
 	h := NewHarness(t)
-	id := h.CodexExec("NOTOOL first turn OLDONE")
+	id := h.CodexExec("NOTOOL first turn OLDONE " + padding)
 	h.CodexResume(id, "Please list the files here")
 	path := h.CodexSessionFile(id)
 	res := compactFile(t, path, session.Codex, 2, 10)
@@ -167,7 +167,7 @@ func TestCompactCodexToolTail(t *testing.T) {
 	if call == "" || call != output {
 		t.Errorf("kept call %q and output %q not both sent", call, output)
 	}
-	if texts := h.UserTexts(req); len(texts) != 2 || !strings.HasPrefix(texts[0], compact.CodexSummaryPrefix) || texts[1] != "NOTOOL next turn" {
+	if texts := h.UserTexts(req); len(texts) != 2 || !strings.HasPrefix(texts[0], codex.SummaryPrefix) || texts[1] != "NOTOOL next turn" {
 		t.Errorf("user texts %q", texts)
 	}
 	checkClean(t, path, session.Codex)

@@ -68,7 +68,7 @@ func compactCommand(env *appEnv) *cli.Command {
 				opt: compact.Options{
 					Keep: c.Int("keep"), SummaryTokens: c.Int("summary-tokens"), MaxToolOutput: c.Int("max-tool-output"),
 					Summarizer: c.String("summarizer"), SummarizerTimeout: c.Duration("summarizer-timeout"),
-					DryRun: c.Bool("dry-run"), Force: c.Bool("force"), Now: env.now, Ctx: c.Context,
+					DryRun: c.Bool("dry-run"), Force: c.Bool("force"), Now: env.now,
 				},
 				json:     c.Bool("json"),
 				color:    useColor(env.stdout, env, c.Bool("no-color")),
@@ -87,7 +87,7 @@ func runCompact(env *appEnv, c *cli.Context, o compactOptions) error {
 		return err
 	}
 	pr := newProgress(c.Context, env, o.progress, "compacting", 0, unitNone)
-	res, err := compact.Compact(s.Main, s.Agent, o.opt)
+	res, err := compact.Compact(c.Context, s.Main, s.Agent, o.opt)
 	pr.done()
 	if err != nil {
 		var short *compact.TooShortError
@@ -105,6 +105,17 @@ func runCompact(env *appEnv, c *cli.Context, o compactOptions) error {
 				return silentFindings
 			}
 			return findingsError("%v", err).withHint("a smaller --keep compacts more (it must stay at least 1)")
+		}
+		if errors.Is(err, compact.ErrNothingToDo) {
+			// what it would have been, and why it was not written
+			if res != nil && o.json {
+				if err := writeJSON(env.stdout, res); err != nil {
+					return err
+				}
+			} else if res != nil {
+				renderCompact(env, res, colorer{o.color})
+			}
+			return findingsError("%v", err)
 		}
 		if res != nil && res.Original != "" {
 			return fmt.Errorf("%w (the original is intact; a copy is at %s)", err, res.Original)
@@ -183,6 +194,9 @@ func renderCompact(env *appEnv, r *compact.Result, col colorer) {
 	if r.CorruptTail > 0 {
 		fmt.Fprintf(w, "%s %s in the kept tail left out of the new context\n", col.yellow("warning:"), plural(r.CorruptTail, "corrupt line"))
 	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note:     %s\n", n)
+	}
 	if r.NoUserMessage {
 		fmt.Fprintf(w, "%s the session has no user message; the summary lists no request\n", col.yellow("warning:"))
 	}
@@ -198,6 +212,9 @@ func renderCompact(env *appEnv, r *compact.Result, col colorer) {
 		fmt.Fprintf(w, "\n--- summary ---\n%s\n--- end of summary ---\n", block(r.Summary))
 		fmt.Fprintln(w, "dry run: nothing was written")
 		return
+	}
+	if !r.Written {
+		return // not written: the error says why
 	}
 	fmt.Fprintf(w, "original: %s (%s)\n", line(r.Original), humanBytes(r.OriginalSize))
 	how := "rewritten"

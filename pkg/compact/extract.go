@@ -13,13 +13,14 @@ import (
 
 // extractor builds the default summary from the compacted messages without
 // a model: it keeps the user's requests with the assistant's last words on
-// each, the files touched, the commands run, and the errors met. Its memory
-// is bounded whatever the length of the session.
+// each, the files touched, the commands run, the errors met, and the
+// summaries of earlier compactions whole. Its memory is bounded whatever the
+// length of the session: it is fed digests (see digest), not messages.
 type extractor struct {
 	seq      int
 	requests []request // the most recent maxRequests
 	dropped  int       // older requests not kept
-	earlier  []string  // summaries of earlier compactions
+	earlier  []string  // summaries of earlier compactions, whole
 	asked    []string  // questions in the assistant's messages since the last request
 	findings []string  // the assistant's last messages
 	file     map[string]*fileInfo
@@ -53,6 +54,9 @@ const (
 	maxErrors   = 12
 	maxFindings = 3
 	maxFiles    = 5000
+	maxEarlier  = 3
+	// maxEarlierBytes bounds one earlier summary held in memory.
+	maxEarlierBytes = 256 << 10
 )
 
 func newExtractor() *extractor {
@@ -77,86 +81,158 @@ var (
 	questionRe = regexp.MustCompile(`[^.!?\n]*\?`)
 )
 
-func (e *extractor) add(r *session.Record) {
+// digest is what the extractor needs of one message, computed when the
+// message is read: small whatever the message's size, so that the recent
+// messages (which may yet be kept rather than summarised) can wait in
+// memory cheaply.
+type digest struct {
+	earlier  string // an earlier compaction's summary, whole (bounded)
+	summary  bool
+	isPrompt bool
+	prompt   string // a user request, clipped
+	reply    string // the assistant's words, clipped ("" when none)
+	sentence string // their first sentence
+	asked    []string
+	mentions []string // paths mentioned in the prompt or the reply
+	calls    []callDigest
+	fails    []failDigest
+}
+
+type callDigest struct {
+	id, desc, command string
+	paths             []string
+	written           bool
+}
+
+type failDigest struct {
+	callID, err string
+}
+
+// digestOf digests a live message; earlier strips the client's words
+// around an earlier compaction's summary.
+func digestOf(m *session.Message, earlier func(string) string) *digest {
+	d := &digest{}
+	switch {
+	case m.Summary:
+		d.summary = true
+		d.earlier = limit(strings.TrimSpace(earlier(m.Text)), maxEarlierBytes)
+		return d
+	case m.Prompt:
+		d.isPrompt = true
+		d.prompt = clip(m.Text, 300, true)
+		d.mentions = mentionsIn(m.Text)
+		return d
+	}
+	if m.Role == session.RoleAssistant && !m.Injected && strings.TrimSpace(m.Text) != "" {
+		d.reply = clip(m.Text, 300, true)
+		d.sentence = clip(firstSentence(m.Text), 200, true)
+		for _, q := range questionRe.FindAllString(limit(m.Text, 4000), 3) {
+			if q = strings.TrimSpace(q); len(q) > 8 {
+				d.asked = append(d.asked, clip(q, 200, true))
+			}
+		}
+		d.mentions = mentionsIn(m.Text)
+	}
+	for _, c := range m.ToolCalls {
+		name := strings.ToLower(c.Name)
+		cd := callDigest{id: c.ID, desc: c.Name, written: writeTools[name]}
+		if shellTools[name] {
+			if cmd := commandOf(c.Input); cmd != "" {
+				cd.desc = c.Name + " `" + clip(cmd, 120, true) + "`"
+				cd.command = clip(cmd, 200, true)
+			}
+		}
+		cd.paths = pathsOf(name, c.Input)
+		if len(cd.paths) > 0 && !shellTools[name] {
+			cd.desc = c.Name + " " + cd.paths[0]
+		}
+		d.calls = append(d.calls, cd)
+	}
+	for _, t := range m.ToolResults {
+		failed := t.IsError
+		if !failed && exitCodeRe.MatchString(limit(t.Output, 2000)) {
+			failed = true
+		}
+		if failed {
+			d.fails = append(d.fails, failDigest{callID: t.CallID, err: clip(firstLines(t.Output), 200, true)})
+		}
+	}
+	return d
+}
+
+func mentionsIn(text string) []string {
+	var out []string
+	for _, m := range pathRe.FindAllStringSubmatch(limit(text, 20000), 50) {
+		p := strings.TrimRight(m[1], ".")
+		if strings.Contains(p, "://") || strings.HasPrefix(p, "www.") {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// add feeds one compacted message's digest to the extractor.
+func (e *extractor) add(d *digest) {
 	e.seq++
 	switch {
-	case r.Kind == session.KindCompaction || r.Role == session.RoleUser && strings.HasPrefix(r.Text, KimiSummaryPrefix):
-		e.earlier = append(e.earlier, clip(earlierSummary(r.Text), 600, true))
-		if len(e.earlier) > 3 {
-			e.earlier = e.earlier[1:]
+	case d.summary:
+		if d.earlier != "" {
+			e.earlier = append(e.earlier, d.earlier)
+			if len(e.earlier) > maxEarlier {
+				e.earlier = e.earlier[1:]
+			}
 		}
 		return
-	case r.UserPrompt:
+	case d.isPrompt:
 		e.users++
-		e.requests = append(e.requests, request{text: clip(r.Prompt, 300, true)})
+		e.requests = append(e.requests, request{text: d.prompt})
 		if len(e.requests) > maxRequests {
 			e.requests = e.requests[1:]
 			e.dropped++
 		}
 		e.asked = nil
 		e.calls = map[string]string{}
-		e.mentions(r.Prompt)
+		for _, p := range d.mentions {
+			e.touch(p, false)
+		}
 		return
 	}
-	if r.Role == session.RoleAssistant && !r.Synthetic && strings.TrimSpace(r.Text) != "" {
-		t := clip(r.Text, 300, true)
+	if d.reply != "" {
 		if n := len(e.requests); n > 0 {
-			e.requests[n-1].outcome = t
+			e.requests[n-1].outcome = d.reply
 		}
-		e.findings = append(e.findings, t)
+		e.findings = append(e.findings, d.reply)
 		if len(e.findings) > maxFindings {
 			e.findings = e.findings[1:]
 		}
-		e.asked = nil
-		for _, q := range questionRe.FindAllString(limit(r.Text, 4000), 3) {
-			if q = strings.TrimSpace(q); len(q) > 8 {
-				e.asked = append(e.asked, clip(q, 200, true))
-			}
-		}
+		e.asked = d.asked
 		for i := range e.errs {
 			if e.errs[i].resolution == "" {
-				e.errs[i].resolution = clip(firstSentence(r.Text), 200, true)
+				e.errs[i].resolution = d.sentence
 			}
 		}
-		e.mentions(r.Text)
+		for _, p := range d.mentions {
+			e.touch(p, false)
+		}
 	}
-	for _, c := range r.ToolCalls {
-		name := strings.ToLower(c.Name)
-		in := c.Input
-		desc := c.Name
-		if shellTools[name] {
-			if cmd := commandOf(in); cmd != "" {
-				desc = c.Name + " `" + clip(cmd, 120, true) + "`"
-				e.addCommand(clip(cmd, 200, true))
-			}
+	for _, c := range d.calls {
+		if c.command != "" {
+			e.addCommand(c.command)
 		}
-		paths := pathsOf(name, in)
-		for _, p := range paths {
-			e.touch(p, writeTools[name])
-		}
-		if len(paths) > 0 && !shellTools[name] {
-			desc = c.Name + " " + paths[0]
+		for _, p := range c.paths {
+			e.touch(p, c.written)
 		}
 		if len(e.calls) < 1000 {
-			e.calls[c.ID] = desc
+			e.calls[c.id] = c.desc
 		}
 	}
-	for _, t := range r.ToolResults {
-		failed := t.IsError
-		if !failed {
-			if m := exitCodeRe.FindStringSubmatch(limit(t.Output, 2000)); m != nil {
-				failed = true
-			}
-		}
-		if !failed {
-			// a later success of the same call kind resolves nothing by itself
-			continue
-		}
-		what := e.calls[t.CallID]
+	for _, f := range d.fails {
+		what := e.calls[f.callID]
 		if what == "" {
 			what = "a tool call"
 		}
-		e.errs = append(e.errs, errNote{what: what, err: clip(firstLines(t.Output), 200, true)})
+		e.errs = append(e.errs, errNote{what: what, err: f.err})
 		if len(e.errs) > maxErrors {
 			e.errs = e.errs[1:]
 		}
@@ -192,16 +268,6 @@ func (e *extractor) touch(p string, written bool) {
 	f.written = f.written || written
 	f.mentions++
 	f.last = e.seq
-}
-
-func (e *extractor) mentions(text string) {
-	for _, m := range pathRe.FindAllStringSubmatch(limit(text, 20000), 50) {
-		p := strings.TrimRight(m[1], ".")
-		if strings.Contains(p, "://") || strings.HasPrefix(p, "www.") {
-			continue
-		}
-		e.touch(p, false)
-	}
 }
 
 // files returns the most relevant files: written ones first, then by
@@ -250,74 +316,129 @@ func (e *extractor) files(n int) []*fileInfo {
 	return fs
 }
 
+// view is what one rendering of the summary shows; render shrinks it until
+// the summary fits the budget.
+type view struct {
+	reqs     []request
+	dropped  int
+	width    int
+	findings []string
+	commands []string
+	errs     []errNote
+	earlier  []string
+	// cut says that the (only) earlier summary left was shortened
+	cut bool
+}
+
 // render writes the summary, shortening it until it fits in budget tokens.
+// What goes first is what matters least: the oldest requests, then the
+// length of the quotes, then the older findings, commands and errors, then
+// older earlier summaries; an earlier summary is kept whole as long as it
+// fits, and only then loses its middle (its head and its end, where the
+// pending work is, stay).
 func (e *extractor) render(c *tokens.Counter, budget, messages int, note string) string {
-	reqs := e.requests
-	dropped := e.dropped
-	width := 300
+	v := view{reqs: e.requests, dropped: e.dropped, width: 300, findings: e.findings, commands: e.commands,
+		errs: e.errs, earlier: e.earlier}
 	for {
-		s := e.renderWith(reqs, dropped, width, messages, note)
+		s := e.renderWith(&v, messages, note)
 		n := c.Count(s)
 		if n <= budget {
 			return s
 		}
 		switch {
-		case len(reqs) > 1:
+		case len(v.reqs) > 1:
 			// drop the oldest requests first: a quarter of them while far
 			// over the budget, then one at a time
 			k := 1
 			if n > 2*budget {
-				k = max(1, (len(reqs)-1)/4)
+				k = max(1, (len(v.reqs)-1)/4)
 			}
-			reqs = reqs[k:]
-			dropped += k
-		case width > 60:
-			width /= 2
+			v.reqs = v.reqs[k:]
+			v.dropped += k
+		case v.width > 60:
+			v.width /= 2
+		case len(v.findings) > 1:
+			v.findings = v.findings[1:]
+		case len(v.commands) > 3:
+			v.commands = v.commands[1:]
+		case len(v.errs) > 2:
+			v.errs = v.errs[1:]
+		case len(v.earlier) > 1:
+			v.earlier = v.earlier[1:]
+		case len(v.earlier) == 1 && !v.cut:
+			// the rest without the earlier summary, and what is left for it
+			v.earlier = nil
+			rest := c.Count(e.renderWith(&v, messages, note))
+			room := budget - rest - 40
+			v.earlier = e.earlier[len(e.earlier)-1:]
+			if room < 50 {
+				v.earlier = nil
+				continue
+			}
+			v.earlier = []string{middleWithin(c, v.earlier[0], room)}
+			v.cut = true
 		default:
 			return prefixWithin(c, s, budget-8) + "\n…"
 		}
 	}
 }
 
-func (e *extractor) renderWith(reqs []request, dropped, width, messages int, note string) string {
+// middleWithin shortens s to at most n tokens by cutting out its middle.
+func middleWithin(c *tokens.Counter, s string, n int) string {
+	t := &truncator{count: c, max: n}
+	out, _ := t.shorten(s)
+	return out
+}
+
+func (e *extractor) renderWith(v *view, messages int, note string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Offline summary of the %d earlier messages, made by sessctl compact without a model (extractive).\n", messages)
 	if note != "" {
 		b.WriteString(note + "\n")
 	}
-	b.WriteString("\n## Completed work\n")
-	for _, s := range e.earlier {
-		fmt.Fprintf(&b, "- Earlier summary: %s\n", clip(s, width*2, true))
+	for i, s := range v.earlier {
+		b.WriteString("\n## Earlier summary")
+		if len(v.earlier) > 1 {
+			fmt.Fprintf(&b, " (%d of %d)", i+1, len(v.earlier))
+		}
+		b.WriteString("\n")
+		b.WriteString(s)
+		b.WriteString("\n")
 	}
-	if dropped > 0 {
-		fmt.Fprintf(&b, "- (%d earlier requests not listed)\n", dropped)
+	b.WriteString("\n## Completed work\n")
+	if v.dropped > 0 {
+		fmt.Fprintf(&b, "- (%d earlier requests not listed)\n", v.dropped)
 	}
 	switch {
-	case len(reqs) == 0 && len(e.earlier) == 0:
+	case len(v.reqs) == 0 && len(v.earlier) == 0:
 		b.WriteString("- No user request in the compacted messages.\n")
-	case len(reqs) == 1 && len(e.earlier) == 0 && dropped == 0:
+	case len(v.reqs) == 0:
+		b.WriteString("- See the earlier summary.\n")
+	case len(v.reqs) == 1 && v.dropped == 0:
 		b.WriteString("- Nothing before the last request (below).\n")
 	}
-	last := len(reqs) - 1
-	for i, r := range reqs {
+	last := len(v.reqs) - 1
+	for i, r := range v.reqs {
 		if i == last {
 			break // the last request is what remains
 		}
-		fmt.Fprintf(&b, "- User asked: %s\n", clip(r.text, width, true))
+		fmt.Fprintf(&b, "- User asked: %s\n", clip(r.text, v.width, true))
 		if r.outcome != "" {
-			fmt.Fprintf(&b, "  Done: %s\n", clip(r.outcome, width, true))
+			fmt.Fprintf(&b, "  Done: %s\n", clip(r.outcome, v.width, true))
 		}
 	}
 
 	b.WriteString("\n## What remains\n")
 	if last >= 0 {
-		r := reqs[last]
-		fmt.Fprintf(&b, "- Last request: %s\n", clip(r.text, width, true))
+		r := v.reqs[last]
+		fmt.Fprintf(&b, "- Last request: %s\n", clip(r.text, v.width, true))
 		if r.outcome != "" {
-			fmt.Fprintf(&b, "  Last reply: %s\n", clip(r.outcome, width, true))
+			fmt.Fprintf(&b, "  Last reply: %s\n", clip(r.outcome, v.width, true))
 		} else {
 			b.WriteString("  No reply to it yet in the compacted messages.\n")
 		}
+	} else if len(v.earlier) > 0 {
+		b.WriteString("- See the earlier summary.\n")
 	} else {
 		b.WriteString("- No open request.\n")
 	}
@@ -337,30 +458,30 @@ func (e *extractor) renderWith(reqs []request, dropped, width, messages int, not
 			fmt.Fprintf(&b, "- %s (%s)\n", f.path, how)
 		}
 	}
-	if len(e.commands) > 0 {
+	if len(v.commands) > 0 {
 		b.WriteString("Commands run (oldest first):\n")
-		for _, c := range e.commands {
-			fmt.Fprintf(&b, "- `%s`\n", clip(c, width/2+20, true))
+		for _, c := range v.commands {
+			fmt.Fprintf(&b, "- `%s`\n", clip(c, v.width/2+20, true))
 		}
 	}
-	if len(e.findings) > 0 {
+	if len(v.findings) > 0 {
 		b.WriteString("Key findings (the assistant's last messages):\n")
-		for _, f := range e.findings {
-			fmt.Fprintf(&b, "- %s\n", clip(f, width, true))
+		for _, f := range v.findings {
+			fmt.Fprintf(&b, "- %s\n", clip(f, v.width, true))
 		}
 	}
-	if len(files) == 0 && len(e.commands) == 0 && len(e.findings) == 0 {
+	if len(files) == 0 && len(v.commands) == 0 && len(v.findings) == 0 {
 		b.WriteString("- Nothing recorded.\n")
 	}
 
 	b.WriteString("\n## Notes\n")
-	if len(e.errs) == 0 {
+	if len(v.errs) == 0 {
 		b.WriteString("- No errors met.\n")
 	}
-	for _, er := range e.errs {
-		fmt.Fprintf(&b, "- Error in %s: %s\n", er.what, clip(er.err, width, true))
+	for _, er := range v.errs {
+		fmt.Fprintf(&b, "- Error in %s: %s\n", er.what, clip(er.err, v.width, true))
 		if er.resolution != "" {
-			fmt.Fprintf(&b, "  Then: %s\n", clip(er.resolution, width, true))
+			fmt.Fprintf(&b, "  Then: %s\n", clip(er.resolution, v.width, true))
 		} else {
 			b.WriteString("  Not resolved in the compacted messages.\n")
 		}
@@ -452,18 +573,4 @@ func limit(s string, n int) string {
 		return s
 	}
 	return s[:n]
-}
-
-// earlierSummary strips the clients' boilerplate around an earlier
-// compaction's summary.
-func earlierSummary(s string) string {
-	s = strings.TrimPrefix(s, KimiSummaryPrefix)
-	s = strings.TrimPrefix(s, CodexSummaryPrefix)
-	if i := strings.Index(s, "\nSummary:\n"); i >= 0 && strings.HasPrefix(s, "This session is being continued") {
-		s = s[i+len("\nSummary:\n"):]
-	}
-	if i := strings.Index(s, "\n\nIf you need specific details from before compaction"); i >= 0 {
-		s = s[:i]
-	}
-	return strings.TrimSpace(s)
 }

@@ -1,7 +1,8 @@
-package compact
+package compact_test
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessctl/sessctl/pkg/compact"
 	"github.com/sessctl/sessctl/pkg/session"
 )
 
@@ -34,10 +36,10 @@ func writeLargeClaude(t testing.TB, path string, size int64) {
 			o = big
 		}
 		lines := []string{
-			claudeLine("user", u, parent, userText(fmt.Sprintf("Step %d: run the tests of pkg%d and fix what fails in src/pkg%d/file.go", i, i, i))),
-			claudeLine("assistant", a1, u, asst(fmt.Sprintf("msg_%da", i), toolUse(fmt.Sprintf("call-%d", i), "Bash", fmt.Sprintf(`{"command":"go test ./pkg%d/..."}`, i)))),
-			claudeLine("user", r, a1, toolResult(fmt.Sprintf("call-%d", i), o, i%7 == 3), fmt.Sprintf(`"sourceToolAssistantUUID":"%s"`, a1)),
-			claudeLine("assistant", a2, r, asst(fmt.Sprintf("msg_%db", i), textBlock(strings.Repeat(fmt.Sprintf("Step %d is done; the tests pass. ", i), 20)))),
+			claudeLine("user", u, parent, "2026-11-22T03:00:00.000Z", userText(fmt.Sprintf("Step %d: run the tests of pkg%d and fix what fails in src/pkg%d/file.go", i, i, i))),
+			claudeLine("assistant", a1, u, "2026-11-22T03:00:01.000Z", asst(fmt.Sprintf("msg_%da", i), toolUse(fmt.Sprintf("call-%d", i), "Bash", fmt.Sprintf(`{"command":"go test ./pkg%d/..."}`, i)))),
+			claudeLine("user", r, a1, "2026-11-22T03:00:02.000Z", toolResult(fmt.Sprintf("call-%d", i), o), fmt.Sprintf(`"sourceToolAssistantUUID":"%s"`, a1)),
+			claudeLine("assistant", a2, r, "2026-11-22T03:00:03.000Z", asst(fmt.Sprintf("msg_%db", i), textBlock(strings.Repeat(fmt.Sprintf("Step %d is done; the tests pass. ", i), 20)))),
 		}
 		for _, l := range lines {
 			n, _ := w.WriteString(l + "\n")
@@ -86,7 +88,7 @@ func TestLargeSession(t *testing.T) {
 		}
 	}()
 	start := time.Now()
-	res, err := Compact(path, session.Claude, Options{Force: true, MaxToolOutput: DefaultMaxToolOutput})
+	res, err := compact.Compact(context.Background(), path, session.Claude, compact.Options{Force: true, MaxToolOutput: compact.DefaultMaxToolOutput})
 	close(done)
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +98,7 @@ func TestLargeSession(t *testing.T) {
 	if peak > 64<<20 {
 		t.Errorf("peak heap %d MB: memory grows with the file", peak>>20)
 	}
-	if res.SummaryTokens > DefaultSummaryTokens {
+	if res.SummaryTokens > compact.DefaultSummaryTokens {
 		t.Errorf("summary %d tokens over the budget", res.SummaryTokens)
 	}
 }

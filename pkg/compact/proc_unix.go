@@ -7,11 +7,14 @@ import (
 	"syscall"
 )
 
-// setProcessGroup runs cmd in its own process group and makes a timeout
-// kill the whole group, so a summariser pipeline cannot outlive it.
+// setProcessGroup runs cmd in a process group of its own.
 func setProcessGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+}
+
+// killGroup kills cmd's whole process group (a no-op when it is gone).
+func killGroup(cmd *exec.Cmd) {
+	if cmd.Process != nil {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
 }

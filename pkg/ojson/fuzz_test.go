@@ -1,4 +1,4 @@
-package compact
+package ojson
 
 import (
 	"bytes"
@@ -23,16 +23,16 @@ func FuzzJSONRoundTrip(f *testing.F) {
 		if !json.Valid(b) || !utf8.Valid(b) {
 			return
 		}
-		v, err := parseJSON(b)
+		v, err := Parse(b)
 		if err != nil {
 			t.Fatalf("valid JSON rejected: %q: %v", b, err)
 		}
-		if got := compactStyle.encode(nil, v); string(got) != string(trimSpace(b)) {
+		if got := Compact.Encode(v); string(got) != string(trimSpace(b)) {
 			t.Fatalf("verbatim writer changed %q to %q", b, got)
 		}
 		want, _ := decodeNumbers(b)
-		for _, st := range []style{{}, pythonStyle} {
-			out := st.encode(nil, v)
+		for _, st := range []Style{Fresh, Python} {
+			out := st.Encode(v)
 			got, err := decodeNumbers(out)
 			if err != nil {
 				t.Fatalf("%+v wrote invalid JSON %q for %q: %v", st, out, b, err)
@@ -40,6 +40,11 @@ func FuzzJSONRoundTrip(f *testing.F) {
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("%+v changed the meaning of %q: %q", st, b, out)
 			}
+		}
+		// a clone writes the same, verbatim and fresh
+		c := v.Clone()
+		if !bytes.Equal(Compact.Encode(c), Compact.Encode(v)) || !bytes.Equal(Fresh.Encode(c), Fresh.Encode(v)) {
+			t.Fatalf("clone of %q writes differently", b)
 		}
 	})
 }

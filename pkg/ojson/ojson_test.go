@@ -1,4 +1,4 @@
-package compact
+package ojson
 
 import (
 	"bufio"
@@ -45,11 +45,11 @@ func TestPythonStyleMatchesKimi(t *testing.T) {
 			if !bytes.HasPrefix(line, []byte(`{"role": "_`)) {
 				continue
 			}
-			v, err := parseJSON(line)
+			v, err := Parse(line)
 			if err != nil {
 				t.Fatalf("%s: %v", f, err)
 			}
-			got := pythonStyle.encode(nil, v)
+			got := Python.Encode(v)
 			if !bytes.Equal(got, line) {
 				t.Errorf("%s:\n got %s\nwant %s", f, got, line)
 			}
@@ -66,7 +66,6 @@ func TestPythonStyleMatchesKimi(t *testing.T) {
 // Codex 0.169 and expects the same bytes.
 func TestCompactStyleMatchesClients(t *testing.T) {
 	root := samples(t)
-	fresh := style{} // compact, never verbatim
 	var files []string
 	for _, pat := range []string{
 		"kimi/ex*/context*.jsonl",
@@ -82,11 +81,11 @@ func TestCompactStyleMatchesClients(t *testing.T) {
 			if bytes.HasPrefix(line, []byte(`{"role": `)) {
 				continue // Kimi's spaced private records: see above
 			}
-			v, err := parseJSON(line)
+			v, err := Parse(line)
 			if err != nil {
 				continue // the damaged lines of the resume experiments
 			}
-			if got := fresh.encode(nil, v); !bytes.Equal(got, line) {
+			if got := Fresh.Encode(v); !bytes.Equal(got, line) {
 				t.Errorf("%s:%d:\n got %.300s\nwant %.300s", filepath.Base(f), i+1, got, line)
 			}
 			n++
@@ -99,45 +98,80 @@ func TestCompactStyleMatchesClients(t *testing.T) {
 
 func TestEscapes(t *testing.T) {
 	s := "a\"\\\n\r\t\b\f\x01\x1f\x7f é — 😀 \u2028 <>&"
-	v := jstr(s)
-	if got, want := string(compactStyle.encode(nil, v)), `"a\"\\\n\r\t\b\f\u0001\u001f`+"\x7f"+` é — 😀 `+"\u2028"+` <>&"`; got != want {
+	v := Str(s)
+	if got, want := string(Compact.Encode(v)), `"a\"\\\n\r\t\b\f\u0001\u001f`+"\x7f"+` é — 😀 `+"\u2028"+` <>&"`; got != want {
 		t.Errorf("compact:\n got %s\nwant %s", got, want)
 	}
-	if got, want := string(pythonStyle.encode(nil, v)), `"a\"\\\n\r\t\b\f\u0001\u001f\u007f \u00e9 \u2014 \ud83d\ude00 \u2028 <>&"`; got != want {
+	if got, want := string(Python.Encode(v)), `"a\"\\\n\r\t\b\f\u0001\u001f\u007f \u00e9 \u2014 \ud83d\ude00 \u2028 <>&"`; got != want {
 		t.Errorf("python:\n got %s\nwant %s", got, want)
 	}
 	// round trip through the parser, including a surrogate pair
-	back, err := parseJSON(pythonStyle.encode(nil, v))
-	if err != nil || back.str != s {
-		t.Errorf("round trip: %q, %v", back.str, err)
+	back, err := Parse(Python.Encode(v))
+	if err != nil || back.Text() != s {
+		t.Errorf("round trip: %q, %v", back.Text(), err)
 	}
 	// a lone surrogate becomes U+FFFD; raw control characters are accepted
 	for in, want := range map[string]string{`"\ud800x"`: "\uFFFDx", "\"a\tb\"": "a\tb"} {
-		v, err := parseJSON([]byte(in))
-		if err != nil || v.str != want {
-			t.Errorf("parse %s = %q, %v", in, v.str, err)
+		v, err := Parse([]byte(in))
+		if err != nil || v.Text() != want {
+			t.Errorf("parse %s = %q, %v", in, v.Text(), err)
 		}
 	}
 	for _, bad := range []string{`{"a":}`, `[1,]`, `{"a" 1}`, `"abc`, `{"a":1} x`, `tru`} {
-		if _, err := parseJSON([]byte(bad)); err == nil {
+		if _, err := Parse([]byte(bad)); err == nil {
 			t.Errorf("parse %s: no error", bad)
 		}
 	}
 }
 
 func TestObjectEditKeepsOrderAndRaw(t *testing.T) {
-	v, err := parseJSON([]byte(`{"b":1,"a":{"x":"\u00e9"},"c":[1, 2]}`))
+	v, err := Parse([]byte(`{"b":1,"a":{"x":"\u00e9"},"c":[1, 2]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	v.set("b", jint(7))
-	v.set("d", jstr("new"))
-	v.del("c")
+	v.Set("b", Int(7))
+	v.Set("d", Str("new"))
+	v.Del("c")
 	// the untouched "a" keeps its original escape (verbatim)
-	if got, want := string(compactStyle.encode(nil, v)), `{"b":7,"a":{"x":"\u00e9"},"d":"new"}`; got != want {
+	if got, want := string(Compact.Encode(v)), `{"b":7,"a":{"x":"\u00e9"},"d":"new"}`; got != want {
 		t.Errorf("got %s, want %s", got, want)
 	}
-	if !strings.Contains(string(style{}.encode(nil, v)), `"x":"é"`) {
+	if !strings.Contains(string(Fresh.Encode(v)), `"x":"é"`) {
 		t.Errorf("fresh encoding should write raw UTF-8")
+	}
+}
+
+// TestNestedEditReachesTheLine: a change deep inside a line makes every
+// value around it forget its original text, so the verbatim writer cannot
+// copy a stale line (the writers once had to do that by hand).
+func TestNestedEditReachesTheLine(t *testing.T) {
+	line := []byte(`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","content":"long output"}]},"uuid":"u1"}`)
+	v, err := Parse(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := v.Get("message").Get("content").Elems()[0]
+	block.Set("content", Str("short"))
+	want := `{"type":"user","message":{"role":"user","content":[{"type":"tool_result","content":"short"}]},"uuid":"u1"}`
+	if got := string(Compact.Encode(v)); got != want {
+		t.Errorf("got %s\nwant %s", got, want)
+	}
+	if v.Bytes() != nil || v.Get("message").Bytes() != nil {
+		t.Error("the containing values still claim their original text")
+	}
+	if got := string(v.Get("uuid").Bytes()); got != `"u1"` {
+		t.Errorf("an untouched member lost its text: %q", got)
+	}
+	// a clone is independent of the original
+	c := v.Clone()
+	c.Set("uuid", Str("u2"))
+	if v.GetString("uuid") != "u1" || c.GetString("uuid") != "u2" {
+		t.Error("clone shares members with the original")
+	}
+	// SetElem too
+	arr := v.Get("message").Get("content")
+	arr.SetElem(0, Str("x"))
+	if got := string(Compact.Encode(v)); !strings.Contains(got, `"content":["x"]`) {
+		t.Errorf("SetElem: %s", got)
 	}
 }

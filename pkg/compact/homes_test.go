@@ -1,3 +1,0 @@
-package compact
-
-import _ "github.com/sessctl/sessctl/pkg/agent/all" // the agents' homes decode the test files
