@@ -28,11 +28,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/sessctl/sessctl/internal/fakemodel"
+	"github.com/sessctl/sessctl/internal/oracle"
+	"github.com/sessctl/sessctl/pkg/session"
 )
 
 // Pinned client versions: the on-disk formats change between releases.
@@ -102,6 +105,10 @@ type Harness struct {
 	claude, codex string
 	env           []string
 	last          Run
+	// before holds, per session file and turn number, the live history
+	// show predicted just before that turn was resumed (see Revert).
+	before map[string]map[int][]ShowItem
+	kept   int // oracle cases kept (SESSCTL_E2E_KEEP)
 }
 
 // Run is the outcome of one client invocation.
@@ -346,19 +353,83 @@ func ParseClaudeResult(stdout string) (ClaudeResult, error) {
 
 // ClaudePrompt starts a new Claude session with prompt and returns its
 // result, failing the test if claude fails or reports an error.
+// With --continue (which resumes the newest session of the project) it
+// runs the oracle as ClaudeResume does.
 func (h *Harness) ClaudePrompt(prompt string, extra ...string) ClaudeResult {
 	h.t.Helper()
-	return h.claudeP(prompt, extra)
+	var p *Prediction
+	if slices.Contains(extra, "--continue") && !strings.HasPrefix(prompt, "/") {
+		if path := h.newestClaudeSession(); path != "" {
+			pr := h.Predict(session.Claude, path)
+			pr.Rule = claudeRule
+			p = &pr
+		}
+	}
+	mark := h.Mark()
+	r := h.claudeP(prompt, extra)
+	switch {
+	case p != nil:
+		if got := h.ClaudeSessionFile(r.SessionID); got != p.Path {
+			h.t.Fatalf("e2e: --continue resumed %s, not the newest session %s", got, p.Path)
+		}
+		h.afterResume(*p, h.FirstModelCallSince(mark), prompt)
+	case !slices.Contains(extra, "--resume") && !slices.Contains(extra, "--continue"):
+		h.record(Prediction{Agent: session.Claude, Path: h.ClaudeSessionFile(r.SessionID)}) // a new session: nothing before turn 0
+	}
+	return r
 }
 
-// ClaudeResume resumes session id with prompt (`--resume <id>`).
+// newestClaudeSession is the most recently written session file of the
+// project, "" when there is none.
+func (h *Harness) newestClaudeSession() string {
+	h.t.Helper()
+	files, _ := filepath.Glob(filepath.Join(h.Home, ".claude", "projects", ClaudeProjectDirName(h.Project), "*.jsonl"))
+	var newest string
+	var at time.Time
+	for _, f := range files {
+		if fi, err := os.Stat(f); err == nil && fi.ModTime().After(at) {
+			newest, at = f, fi.ModTime()
+		}
+	}
+	return newest
+}
+
+// ClaudeResume resumes session id with prompt (`--resume <id>`). Unless
+// the prompt is a slash command (/compact sends its own request), it runs
+// the oracle: `sessctl show` predicts the history before, and the first
+// model call of the new turn must carry it (CheckResume).
 func (h *Harness) ClaudeResume(id, prompt string, extra ...string) ClaudeResult {
 	h.t.Helper()
+	var p *Prediction
+	if !strings.HasPrefix(prompt, "/") {
+		pr := h.Predict(session.Claude, h.ClaudeSessionFile(id))
+		pr.Rule = claudeRule
+		p = &pr
+	}
+	mark := h.Mark()
 	r := h.claudeP(prompt, append([]string{"--resume", id}, extra...))
 	if r.SessionID != id {
 		h.t.Fatalf("e2e: claude --resume %s answered for session %s", id, r.SessionID)
 	}
+	if p != nil {
+		h.afterResume(*p, h.FirstModelCallSince(mark), prompt)
+	}
 	return r
+}
+
+// The agents' oracle rules (docs/show.md, "What the oracle compares").
+var (
+	claudeRule = oracle.Rule{Anywhere: true, ContinuePair: true}
+	codexRule  = oracle.Rule{}
+)
+
+// afterResume runs the oracle on the first request of a resumed turn and
+// records the prediction for Revert.
+func (h *Harness) afterResume(p Prediction, r fakemodel.Request, prompt string) {
+	h.t.Helper()
+	h.CheckResume(p, r, prompt)
+	h.checkTurn(p, prompt)
+	h.record(p)
 }
 
 func (h *Harness) claudeP(prompt string, extra []string) ClaudeResult {
@@ -438,13 +509,19 @@ func (h *Harness) CodexExec(prompt string, extra ...string) string {
 	if err != nil {
 		h.t.Fatal(err)
 	}
+	h.record(Prediction{Agent: session.Codex, Path: h.CodexSessionFile(id)}) // nothing before turn 0
 	return id
 }
 
 // CodexResume resumes thread id with prompt (`codex exec
 // --skip-git-repo-check resume <id> <prompt>`) and returns stdout.
+// It runs the oracle: `sessctl show` predicts the history before, and the
+// first request of the new turn must carry it (CheckResume).
 func (h *Harness) CodexResume(id, prompt string, extra ...string) string {
 	h.t.Helper()
+	p := h.Predict(session.Codex, h.CodexSessionFile(id))
+	p.Rule = codexRule
+	mark := h.Mark()
 	args := append(append([]string{"exec", "--skip-git-repo-check"}, extra...), "resume", id, prompt)
 	out, err := h.Codex(args...)
 	if err != nil {
@@ -453,6 +530,11 @@ func (h *Harness) CodexResume(id, prompt string, extra ...string) string {
 	if got, err := CodexThreadID(h.last.Stderr); err != nil || got != id {
 		h.t.Fatalf("e2e: codex resume %s reported thread %q (%v)", id, got, err)
 	}
+	first := h.FirstModelCallSince(mark)
+	if md := first.CodexTurnMetadata(); md["request_kind"] != "turn" {
+		h.t.Fatalf("e2e: the first request of the resumed turn is a %v request, not the turn's (metadata %v)", md["request_kind"], md)
+	}
+	h.afterResume(p, first, prompt)
 	return out
 }
 

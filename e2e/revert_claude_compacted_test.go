@@ -22,7 +22,7 @@ func TestRevertClaudeAcrossCompaction(t *testing.T) {
 	}
 	wantTexts(t, "turns", checkpoints(t, path).livePreviews(), []string{"NOTOOL turn A", "NOTOOL turn B", "NOTOOL turn C"})
 
-	sessctl(t, "revert", "--checkpoint", "2", "--force", path)
+	h.Revert(path, 2)
 	mark := h.Mark()
 	h.ClaudeResume(id, "NOTOOL turn D")
 	texts := h.UserTexts(h.FirstModelCallSince(mark))
@@ -32,7 +32,7 @@ func TestRevertClaudeAcrossCompaction(t *testing.T) {
 		t.Errorf("after reverting to C: %q", texts)
 	}
 
-	sessctl(t, "revert", "--checkpoint", "1", "--force", path)
+	h.Revert(path, 1)
 	if strings.Contains(string(h.ReadFile(path)), `"subtype":"compact_boundary"`) {
 		t.Errorf("the compaction is still in the file")
 	}

@@ -29,7 +29,7 @@ func TestRevertClaudeWithSessctl(t *testing.T) {
 	if out, err := sessctlRun(t, "revert", "--checkpoint", "2", path); err == nil || !strings.Contains(out, "sessctl: error:") {
 		t.Errorf("a session written seconds ago was not refused: %v\n%s", err, out)
 	}
-	out = sessctl(t, "revert", "--checkpoint", "2", "--force", path)
+	out = h.Revert(path, 2)
 	t.Logf("sessctl revert:\n%s", out)
 	rot := path + ".1"
 	if got, _ := os.ReadFile(rot); !bytes.Equal(got, orig) {
@@ -73,7 +73,7 @@ func TestRevertClaudeToolTurn(t *testing.T) {
 	h.ClaudeResume(id, "NOTOOL turn B")
 	h.ClaudeResume(id, "NOTOOL turn C")
 	path := h.ClaudeSessionFile(id)
-	sessctl(t, "revert", "--checkpoint", "1", "--force", path)
+	h.Revert(path, 1)
 	mark := h.Mark()
 	h.ClaudeResume(id, "NOTOOL turn D")
 	req := h.FirstModelCallSince(mark)

@@ -38,7 +38,7 @@ func TestRevertCodexAcrossCompaction(t *testing.T) {
 	if plan.Plan.Mechanism != "thread_rolled_back" || plan.Plan.RollbackTurns != 1 {
 		t.Errorf("turn 2: %+v", plan.Plan)
 	}
-	sessctl(t, "revert", "--checkpoint", "2", "--force", path)
+	h.Revert(path, 2)
 	mark := h.Mark()
 	h.CodexResume(id, "NOTOOL turn C2", limit...)
 	texts := h.UserTexts(h.FirstModelCallSince(mark))
@@ -47,7 +47,7 @@ func TestRevertCodexAcrossCompaction(t *testing.T) {
 		t.Errorf("after rolling back C: %q", texts)
 	}
 	// turn B is followed by the compaction: a cut
-	out := sessctl(t, "revert", "--checkpoint", "1", "--force", path)
+	out := h.Revert(path, 1)
 	if !strings.Contains(out, "file cut") {
 		t.Fatalf("turn 1 was not cut:\n%s", out)
 	}

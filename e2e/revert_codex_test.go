@@ -16,7 +16,7 @@ func TestRevertCodexWithSessctl(t *testing.T) {
 	h := NewHarness(t)
 	id, path, _ := codexABC(t, h)
 	orig := h.ReadFile(path)
-	out := sessctl(t, "revert", "--checkpoint", "2", "--force", path)
+	out := h.Revert(path, 2)
 	t.Logf("sessctl revert:\n%s", out)
 	if !strings.Contains(out, "thread_rolled_back") {
 		t.Errorf("mechanism: %s", out)
@@ -42,7 +42,7 @@ func TestRevertCodexWithSessctl(t *testing.T) {
 
 	// second revert, counted on the live turns A, B, D, E
 	wantTexts(t, "live turns", checkpoints(t, path).livePreviews(), []string{"NOTOOL turn A", "NOTOOL turn B", "NOTOOL turn D", "NOTOOL turn E"})
-	sessctl(t, "revert", "--checkpoint", "1", "--force", path)
+	h.Revert(path, 1)
 	mark = h.Mark()
 	h.CodexResume(id, "NOTOOL turn F")
 	wantTexts(t, "turn F request", h.UserTexts(h.FirstModelCallSince(mark)), []string{"NOTOOL turn A", "NOTOOL turn F"})
@@ -58,7 +58,7 @@ func TestRevertCodexTruncate(t *testing.T) {
 	h.CodexResume(id, "NOTOOL turn C")
 	path := h.CodexSessionFile(id)
 	orig := h.ReadFile(path)
-	out := sessctl(t, "revert", "--checkpoint", "1", "--mechanism", "truncate", "--force", path)
+	out := h.Revert(path, 1, "--mechanism", "truncate")
 	if !strings.Contains(out, "file cut") {
 		t.Errorf("mechanism: %s", out)
 	}

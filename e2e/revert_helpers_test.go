@@ -4,24 +4,13 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"reflect"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
 )
 
-// The sessctl binary built from this repository, once per test process.
-var sessctlBuild struct {
-	once sync.Once
-	path string
-	err  error
-	out  []byte
-}
-
-// sessctl builds cmd/sessctl (once) and runs it with args; it fails the test
-// when the command fails.
+// sessctl runs the sessctl built from this repository with args; it fails
+// the test when the command fails.
 func sessctl(t *testing.T, args ...string) string {
 	t.Helper()
 	out, err := sessctlRun(t, args...)
@@ -33,24 +22,11 @@ func sessctl(t *testing.T, args ...string) string {
 
 func sessctlRun(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	b := &sessctlBuild
-	b.once.Do(func() {
-		_, file, _, _ := runtime.Caller(0)
-		repo := filepath.Dir(filepath.Dir(file))
-		dir, err := os.MkdirTemp("", "sessctl-e2e-bin-")
-		if err != nil {
-			b.err = err
-			return
-		}
-		b.path = filepath.Join(dir, "sessctl")
-		cmd := exec.Command("go", "build", "-o", b.path, "./cmd/sessctl")
-		cmd.Dir = repo
-		b.out, b.err = cmd.CombinedOutput()
-	})
-	if b.err != nil {
-		t.Fatalf("building sessctl: %v\n%s", b.err, b.out)
+	bin, err := SessctlBinary()
+	if err != nil {
+		t.Fatal(err)
 	}
-	cmd := exec.Command(b.path, args...)
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "NO_COLOR=1")
 	out, err := cmd.CombinedOutput()
 	return string(out), err

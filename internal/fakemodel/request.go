@@ -168,6 +168,8 @@ type responsesRequest struct {
 	Stream bool              `json:"stream"`
 	Input  []responsesItem   `json:"input"`
 	Tools  []json.RawMessage `json:"tools"`
+	// raw is input[] undecoded (Items decodes it in full).
+	raw []json.RawMessage
 }
 
 type responsesItem struct {
@@ -189,6 +191,13 @@ func decodeResponses(body []byte) (*responsesRequest, error) {
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, fmt.Errorf("responses request body: %w", err)
 	}
+	var raw struct {
+		Input []json.RawMessage `json:"input"`
+	}
+	if err := json.Unmarshal(body, &raw); err != nil {
+		return nil, fmt.Errorf("responses request body: %w", err)
+	}
+	req.raw = raw.Input
 	return &req, nil
 }
 

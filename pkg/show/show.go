@@ -159,7 +159,9 @@ func Items(m *session.Message, calls map[string]string, thinking bool) []Item {
 			out = append(out, it)
 		}
 	default:
-		if m.Text != "" || len(m.ToolCalls) == 0 {
+		// a message with nothing but thinking (Claude Code writes each
+		// block of a response as its own line) has no text item
+		if m.Text != "" || len(m.ToolCalls) == 0 && m.Thinking == "" {
 			it := base
 			it.Type, it.Text, it.Prompt = TypeText, m.Text, m.Prompt
 			out = append(out, it)

@@ -11,42 +11,89 @@ import (
 	"github.com/sessctl/sessctl/pkg/session"
 )
 
-// The conversation Claude Code rebuilds on resume (claude-code.md §5,
-// docs/e2e.md, docs/show.md):
+// The conversation Claude Code rebuilds on resume. These are 2.1.197's
+// rules (docs/formats/claude-code.md says how they were found; the e2e
+// oracle holds them to the real client, and testdata/oracle keeps what it
+// found):
 //
-//   - every DAG line (one with a uuid) points at its parent; the client
-//     resumes the chain that ends at the leaf named by the newest
-//     last-prompt record, when that uuid is a leaf, else at the newest
-//     leaf of the file;
-//   - an assistant tool_use left without its result at the tip is dropped
-//     (the chain resumes from its parent);
-//   - a compact_boundary is a root (parentUuid null): the walk stops there,
-//     and the summary after it is the first message sent; the segment the
-//     boundary preserved (compactMetadata.preservedSegment, head to tail,
-//     before the boundary in the file) is sent right after the summary;
-//   - sidechain lines belong to subagents, never to the main chain;
-//   - a parent that is missing (a garbled line) is bridged to the DAG line
-//     before it in the file, as 2.1.197 was seen to do.
+//   - The entries are the lines of type user, assistant, attachment and
+//     system that have a uuid (a later line with the same uuid replaces
+//     the entry but keeps its place); a progress line is skipped, its
+//     children hang from its parent instead.
+//   - A compaction boundary whose metadata lists a preserved segment
+//     (compactMetadata.preservedMessages, else the preservedSegment walk
+//     from tailUuid up to headUuid) relinks it: the segment hangs from the
+//     anchor (the summary), and what hung from the anchor hangs from the
+//     segment's tail. Once any boundary has preserved a segment, every
+//     entry before the newest boundary is dropped (except the segment).
+//   - The leaf: the newest last-prompt record names one (a boundary
+//     forgets the last-prompt records before it); when the newest entry of
+//     the file descends from it, that entry is the leaf instead; with no
+//     last-prompt, the newest entry. (With a preserved segment, the leaves
+//     of the whole graph are considered, and the one of the last-prompt,
+//     or the newest entry, wins when there are several.) The leaf goes up
+//     to the nearest user or assistant entry.
+//   - The chain runs from the leaf up the parent links; a parent that is
+//     missing (a garbled line) is replaced by the entry written at most
+//     5 s before (by timestamp) on the same side (main or sidechain).
+//   - Lines of one assistant message (message.id) that are not on the
+//     chain, and the tool results answering them, join the chain after
+//     its last line of that message.
+//   - An assistant line whose tool calls all lack a result on the chain
+//     (an interrupted call) is not sent, wherever it is; then neither is a
+//     line of thinking only whose response has nothing else left.
+//   - The client adds "No response requested." (and, after a tool result
+//     or an attachment, "Continue from where you left off." before it)
+//     when the chain ends with a user message, and writes them in the run
+//     that leads to the new prompt: they belong to that prompt's turn.
+//   - Sidechain (subagent) lines are never the leaf, and a missing parent
+//     is never bridged across sides.
+//
+// Files over 5 MiB are read differently by the client (it skips what
+// precedes the last compaction, or keeps only the chain of the last line);
+// sessctl applies the rules above to them too (unverified there).
 //
 // Turns are the user prompts of the main file in file order, numbered from
 // 0; the copy of a prompt that sessctl's compaction writes into the kept
-// tail (same text, same timestamp) is the same turn, not a new one.
+// tail (same promptId, or same text and timestamp) is the same turn, not a
+// new one.
 
-// node is one DAG line of a file, as the chain walk needs it.
+// bridgeWindow is how far back (by timestamp) the client looks for the
+// entry that replaces a missing parent.
+const bridgeWindow = 5000 * time.Millisecond
+
+// node is one entry line of a file, as the chain walk needs it.
 type node struct {
 	line      int
 	off       int64
 	self      uint64
 	parent    uint64 // 0: null
+	ts        int64  // UnixMilli; noTime when the line has none
+	msgID     uint64 // assistant message.id
 	sidechain bool
-	toolTip   bool // an assistant line holding tool calls only
-	message   bool // a user or assistant line
-	summary   bool // a compaction summary
-	// a compact_boundary, and the segment it preserved
-	boundary           bool
-	head, tail, anchor uint64
+	userAsst  bool     // a user or assistant entry
+	message   bool     // a user or assistant line sessctl shows
+	calls     []uint64 // the ids of its tool calls (assistant)
+	results   []uint64 // the call ids its tool results answer (user)
+	thinking  bool     // an assistant line holding thinking only
+	result    bool     // a user line with tool results
+	summary   bool     // a compaction summary
+	boundary  bool     // a compact_boundary
+	// preserved is the boundary's preserved segment (preservedMessages,
+	// else preservedSegment)
+	preserved *preserved
 	// prompt is the index of the turn a prompt line starts, -1 otherwise
 	prompt int32
+}
+
+const noTime = -1 << 63
+
+type preserved struct {
+	listed           bool // preservedMessages: anchor and uuids
+	anchor           uint64
+	uuids            []uint64
+	head, tail       uint64 // preservedSegment
+	haveSeg, haveAny bool
 }
 
 // prompt is what the index keeps of a user prompt.
@@ -61,12 +108,21 @@ type prompt struct {
 
 // index is pass one over a file.
 type index struct {
-	seed     maphash.Seed
-	nodes    []node
-	prompts  []prompt
-	byID     map[uint64]int32 // uuid hash -> node
-	children map[uint64]int32 // parent hash -> number of children
-	lastLeaf uint64           // newest last-prompt leafUuid
+	seed    maphash.Seed
+	nodes   []node
+	prompts []prompt
+	// the client's map of entries: uuid -> newest node, and the uuids in
+	// the order they were first seen
+	byID  map[uint64]int32
+	order []uint64
+	pos   map[uint64]int32 // uuid -> place in order
+	// progress lines: uuid -> the parent their children get instead
+	progress map[uint64]uint64
+	// what the last lines said about the leaf
+	newest   uint64 // the newest main-side entry
+	lastLeaf uint64 // newest last-prompt leafUuid since the last boundary
+	explicit bool   // that last-prompt was explicit, and no entry followed
+	cleared  bool   // an explicit last-prompt with a null leafUuid, no entry after
 	size     int64
 }
 
@@ -79,18 +135,30 @@ func (ix *index) hash(s string) uint64 {
 
 // claudeMeta is what pass one reads beyond the Record.
 type claudeMeta struct {
-	LeafUUID        string `json:"leafUuid"`
+	PromptID        string  `json:"promptId"`
+	LeafUUID        *string `json:"leafUuid"`
+	Explicit        bool    `json:"explicit"`
 	CompactMetadata *struct {
 		PreservedSegment *struct {
 			Head   string `json:"headUuid"`
 			Anchor string `json:"anchorUuid"`
 			Tail   string `json:"tailUuid"`
 		} `json:"preservedSegment"`
+		PreservedMessages *struct {
+			Anchor string   `json:"anchorUuid"`
+			UUIDs  []string `json:"uuids"`
+		} `json:"preservedMessages"`
 	} `json:"compactMetadata"`
 }
 
+// entryType reports whether a record type is one the client keeps as an
+// entry of its map.
+func entryType(t string) bool {
+	return t == "user" || t == "assistant" || t == "attachment" || strings.HasPrefix(t, "system/")
+}
+
 func buildIndex(ctx context.Context, path string) (*index, error) {
-	ix := &index{seed: maphash.MakeSeed(), byID: map[uint64]int32{}, children: map[uint64]int32{}}
+	ix := &index{seed: maphash.MakeSeed(), byID: map[uint64]int32{}, pos: map[uint64]int32{}, progress: map[uint64]uint64{}}
 	// Claude Code writes queue-operation and file-history-snapshot records
 	// just before a prompt, and a prompt typed while a tool call was
 	// pending follows the assistant's tool_use lines: those belong to the
@@ -103,6 +171,14 @@ func buildIndex(ctx context.Context, path string) (*index, error) {
 		}
 		off := r.Line.Offset
 		if r.UserPrompt && r.UUID != "" {
+			// the copy of a prompt that sessctl's compaction writes into the
+			// kept tail keeps the prompt's promptId (2.1.x writes one on
+			// every prompt) or, in files without one, its words and time
+			key := session.PromptKey(r)
+			var m claudeMeta
+			if decodeObject(r, &m) == nil && m.PromptID != "" {
+				key = "promptId\x00" + m.PromptID
+			}
 			cut := off
 			if runStart >= 0 {
 				cut = runStart
@@ -111,11 +187,11 @@ func buildIndex(ctx context.Context, path string) (*index, error) {
 				cut = toolStart
 			}
 			ix.prompts = append(ix.prompts, prompt{
-				key: ix.hash(session.PromptKey(r)), node: int32(len(ix.nodes)),
+				key: ix.hash(key), node: int32(len(ix.nodes)),
 				cut: cut, uuid: r.UUID, timestamp: r.Timestamp, preview: session.Preview(r.Prompt, session.PreviewLen)})
 		}
-		switch r.Type {
-		case "queue-operation", "file-history-snapshot":
+		switch {
+		case r.Type == "queue-operation" || r.Type == "file-history-snapshot" || continuePair(r):
 			if runStart < 0 {
 				runStart = off
 			}
@@ -131,50 +207,331 @@ func buildIndex(ctx context.Context, path string) (*index, error) {
 				toolStart = -1
 			}
 		}
-		if r.Type == "last-prompt" || r.Type == "system/compact_boundary" {
-			var m claudeMeta
-			if decodeObject(r, &m) == nil {
-				if m.LeafUUID != "" {
-					ix.lastLeaf = ix.hash(m.LeafUUID)
-				}
-				if r.Type == "system/compact_boundary" && m.CompactMetadata != nil && m.CompactMetadata.PreservedSegment != nil {
-					ps := m.CompactMetadata.PreservedSegment
-					ix.add(r, node{boundary: true, head: ix.hash(ps.Head), tail: ix.hash(ps.Tail), anchor: ix.hash(ps.Anchor)})
-					return nil
-				}
+		switch {
+		case r.Type == "progress" && r.UUID != "":
+			p := ix.hash(r.ParentUUID)
+			if q, ok := ix.progress[p]; ok {
+				p = q
 			}
+			ix.progress[ix.hash(r.UUID)] = p
+		case r.Type == "last-prompt":
+			var m claudeMeta
+			if decodeObject(r, &m) != nil {
+				return nil
+			}
+			switch {
+			case m.LeafUUID != nil && *m.LeafUUID != "":
+				leaf := ix.hash(*m.LeafUUID)
+				ix.explicit = m.Explicit || ix.explicit && leaf == ix.lastLeaf
+				ix.lastLeaf, ix.cleared = leaf, false
+			case m.LeafUUID == nil && m.Explicit:
+				// (absent and null decode alike; the client checks for null)
+				ix.cleared, ix.lastLeaf, ix.explicit = true, 0, false
+			}
+		case entryType(r.Type) && r.UUID != "":
+			ix.add(r)
 		}
-		if r.UUID == "" {
-			return nil
-		}
-		ix.add(r, node{boundary: r.Type == "system/compact_boundary"})
 		return nil
 	})
 	return ix, err
 }
 
-func (ix *index) add(r *session.Record, n node) {
-	if r.UUID == "" {
-		return
+// The synthetic pair Claude Code sends, and writes, before a prompt when
+// the history it resumes ends with a user message.
+const (
+	continueText   = "Continue from where you left off."
+	noResponseText = "No response requested."
+)
+
+// continuePair reports whether r is a line of that pair: written by the run
+// that writes the prompt after it, so part of the prompt's turn.
+func continuePair(r *session.Record) bool {
+	switch r.Role {
+	case session.RoleUser:
+		return !r.UserPrompt && strings.TrimSpace(r.Text) == continueText
+	case session.RoleAssistant:
+		return r.Synthetic && strings.TrimSpace(r.Text) == noResponseText
 	}
-	n.line, n.off = r.Line.Num, r.Line.Offset
-	n.self = ix.hash(r.UUID)
-	n.parent = ix.hash(r.ParentUUID)
-	n.sidechain = r.Sidechain
-	n.message = r.Type == "user" || r.Type == "assistant" || r.Type == "(usage)"
-	n.toolTip = r.Role == session.RoleAssistant && len(r.ToolCalls) > 0 && strings.TrimSpace(r.Text) == ""
+	return false
+}
+
+func (ix *index) add(r *session.Record) {
+	n := node{line: r.Line.Num, off: r.Line.Offset, self: ix.hash(r.UUID), parent: ix.hash(r.ParentUUID),
+		ts: noTime, sidechain: r.Sidechain, prompt: -1}
+	if q, ok := ix.progress[n.parent]; ok && n.parent != 0 {
+		n.parent = q
+	}
+	if !r.Timestamp.IsZero() {
+		n.ts = r.Timestamp.UnixMilli()
+	}
+	n.userAsst = r.Type == "user" || r.Type == "assistant"
+	n.message = n.userAsst
+	for _, c := range r.ToolCalls {
+		n.calls = append(n.calls, ix.hash(c.ID))
+	}
+	for _, t := range r.ToolResults {
+		n.results = append(n.results, ix.hash(t.CallID))
+	}
+	n.thinking = r.Type == "assistant" && r.Text == "" && len(r.ToolCalls) == 0 && r.Thinking != ""
+	n.result = r.Type == "user" && len(r.ToolResults) > 0
 	n.summary = r.Kind == session.KindCompaction && r.Role == session.RoleUser
-	n.prompt = -1
+	n.boundary = r.Type == "system/compact_boundary"
+	if r.Type == "assistant" {
+		n.msgID = ix.hash(r.MessageID)
+	}
+	if n.boundary {
+		var m claudeMeta
+		if decodeObject(r, &m) == nil && m.CompactMetadata != nil {
+			p := &preserved{}
+			if pm := m.CompactMetadata.PreservedMessages; pm != nil {
+				p.listed, p.haveAny, p.anchor = true, true, ix.hash(pm.Anchor)
+				for _, u := range pm.UUIDs {
+					p.uuids = append(p.uuids, ix.hash(u))
+				}
+			}
+			if ps := m.CompactMetadata.PreservedSegment; ps != nil {
+				p.haveSeg, p.haveAny = true, true
+				p.head, p.tail = ix.hash(ps.Head), ix.hash(ps.Tail)
+				if !p.listed {
+					p.anchor = ix.hash(ps.Anchor)
+				}
+			}
+			if p.haveAny {
+				n.preserved = p
+			}
+		}
+	}
 	if r.UserPrompt && len(ix.prompts) > 0 && ix.prompts[len(ix.prompts)-1].node == int32(len(ix.nodes)) {
 		n.prompt = int32(len(ix.prompts) - 1)
 	}
-	if _, dup := ix.byID[n.self]; !dup { // a replayed copy of a uuid: the oldest wins
-		ix.byID[n.self] = int32(len(ix.nodes))
+	if _, seen := ix.pos[n.self]; !seen {
+		ix.pos[n.self] = int32(len(ix.order))
+		ix.order = append(ix.order, n.self)
 	}
-	if n.parent != 0 {
-		ix.children[n.parent]++
+	ix.byID[n.self] = int32(len(ix.nodes)) // a later line with the same uuid replaces the entry
+	if !n.sidechain {
+		ix.newest, ix.explicit, ix.cleared = n.self, false, false
+	}
+	if n.boundary {
+		ix.lastLeaf, ix.explicit = 0, false
 	}
 	ix.nodes = append(ix.nodes, n)
+}
+
+// graph is the client's map after the compaction relink: the entries that
+// are left and their parents.
+type graph struct {
+	ix      *index
+	parent  map[uint64]uint64 // uuid -> parent (0: null), for the entries left
+	dropped map[uint64]bool   // entries before the newest boundary, dropped
+	// segTail is the tail of the preserved segment the relink used, 0
+	// when none
+	segTail uint64
+}
+
+func (g *graph) has(u uint64) bool {
+	if u == 0 || g.dropped[u] {
+		return false
+	}
+	_, ok := g.ix.byID[u]
+	return ok
+}
+
+func (g *graph) node(u uint64) *node { return &g.ix.nodes[g.ix.byID[u]] }
+
+// relink applies the preserved segment of the compaction boundaries, as the
+// client does when it loads the file.
+func (ix *index) relink() *graph {
+	g := &graph{ix: ix, parent: make(map[uint64]uint64, len(ix.order)), dropped: map[uint64]bool{}}
+	last, lastPreserved := int32(-1), int32(-1)
+	var meta *preserved
+	for p, u := range ix.order {
+		n := &ix.nodes[ix.byID[u]]
+		g.parent[u] = n.parent
+		if n.boundary {
+			last = int32(p)
+			if n.preserved != nil {
+				lastPreserved, meta = int32(p), n.preserved
+			}
+		}
+	}
+	if meta == nil {
+		return g
+	}
+	var seg []uint64
+	anchor := meta.anchor
+	if lastPreserved == last {
+		switch {
+		case meta.listed:
+			seg = meta.uuids
+		case meta.haveSeg:
+			seen := map[uint64]bool{}
+			ok := false
+			for u := meta.tail; u != 0 && !seen[u]; u = g.parent[u] {
+				if _, in := ix.byID[u]; !in {
+					break
+				}
+				seen[u] = true
+				seg = append(seg, u)
+				if u == meta.head {
+					ok = true
+					break
+				}
+			}
+			if !ok {
+				return g // the client gives up on a broken segment and changes nothing
+			}
+			for i, j := 0, len(seg)-1; i < j; i, j = i+1, j-1 {
+				seg[i], seg[j] = seg[j], seg[i]
+			}
+		}
+		for _, u := range seg {
+			if _, in := ix.byID[u]; !in {
+				return g // a listed message is missing: nothing changes
+			}
+		}
+	}
+	inSeg := make(map[uint64]bool, len(seg))
+	for _, u := range seg {
+		inSeg[u] = true
+	}
+	if len(seg) > 0 {
+		g.segTail = seg[len(seg)-1]
+		prev := anchor
+		for _, u := range seg {
+			g.parent[u] = prev
+			prev = u
+		}
+		for _, u := range ix.order {
+			if g.parent[u] == anchor && u != seg[0] {
+				g.parent[u] = g.segTail
+			}
+		}
+	}
+	for p, u := range ix.order {
+		if int32(p) < last && !inSeg[u] {
+			g.dropped[u] = true
+		}
+	}
+	if len(seg) > 0 && len(g.dropped) > 0 {
+		for _, u := range ix.order {
+			if !g.dropped[u] && g.node(u).userAsst && g.dropped[g.parent[u]] {
+				g.parent[u] = g.segTail
+			}
+		}
+	}
+	return g
+}
+
+// up walks from u to the nearest user or assistant entry (u itself
+// included), 0 when there is none.
+func (g *graph) up(u uint64) uint64 {
+	seen := map[uint64]bool{}
+	for g.has(u) && !seen[u] {
+		seen[u] = true
+		if g.node(u).userAsst {
+			return u
+		}
+		u = g.parent[u]
+	}
+	return 0
+}
+
+// leaf picks the entry the client resumes from, 0 for none.
+func (g *graph) leaf() uint64 {
+	ix := g.ix
+	if ix.cleared {
+		return 0
+	}
+	relinked := g.segTail != 0
+	named := ix.explicit && g.has(ix.lastLeaf) && !g.node(ix.lastLeaf).sidechain
+	var leaves []uint64
+	if !relinked || named {
+		ne := uint64(0)
+		if g.has(ix.lastLeaf) {
+			ne = ix.lastLeaf
+		}
+		if ne != 0 && !ix.explicit && g.has(ix.newest) && ix.newest != ne {
+			seen := map[uint64]bool{}
+			for u := ix.newest; u != 0 && !seen[u]; u = g.parent[u] {
+				if u == ne {
+					ne = ix.newest // the file went on from the named leaf
+					break
+				}
+				seen[u] = true
+				if !g.has(u) {
+					break
+				}
+			}
+		}
+		if !relinked && ne == 0 {
+			ne = ix.newest
+		}
+		if u := g.up(ne); u != 0 {
+			leaves = []uint64{u}
+		}
+	}
+	if leaves == nil {
+		hasChild := map[uint64]bool{}
+		hasMsgChild := map[uint64]bool{}
+		for _, u := range ix.order {
+			if g.dropped[u] {
+				continue
+			}
+			if p := g.parent[u]; p != 0 {
+				hasChild[p] = true
+				if g.node(u).userAsst {
+					hasMsgChild[p] = true
+				}
+			}
+		}
+		in := map[uint64]bool{}
+		for _, u := range ix.order {
+			if g.dropped[u] || hasChild[u] {
+				continue
+			}
+			if m := g.up(u); m != 0 && !hasMsgChild[m] && !in[m] {
+				in[m] = true
+				leaves = append(leaves, m)
+			}
+		}
+		if len(leaves) > 1 {
+			ne := ix.newest
+			if in[ix.lastLeaf] {
+				ne = ix.lastLeaf
+			}
+			if g.has(ne) {
+				if m := g.up(ne); m != 0 {
+					leaves = []uint64{m}
+				}
+			}
+		}
+	}
+	// the newest of the leaves (by timestamp) that is a main-side message
+	best, bestTS := uint64(0), int64(noTime)
+	for _, u := range ix.order {
+		if g.dropped[u] {
+			continue
+		}
+		n := g.node(u)
+		if n.sidechain || !n.userAsst || n.ts == noTime || n.ts <= bestTS {
+			continue
+		}
+		for _, l := range leaves {
+			if l == u {
+				best, bestTS = u, n.ts
+			}
+		}
+	}
+	if best == 0 && len(leaves) == 0 {
+		// no leaf at all: the newest main-side entry of any type
+		for _, u := range ix.order {
+			if n := g.node(u); !g.dropped[u] && !n.sidechain && n.ts != noTime && n.ts > bestTS {
+				best, bestTS = u, n.ts
+			}
+		}
+	}
+	return best
 }
 
 // chain is the result of the walk: the live nodes in the order the client
@@ -183,101 +540,192 @@ type chain struct {
 	live     map[int32]bool // node -> on the resumed chain
 	order    []int32        // live nodes in send order
 	boundary int32          // the boundary the chain starts at, -1 when none
+	g        *graph
 }
 
 // walk finds the resumed chain.
 func (ix *index) walk() *chain {
-	c := &chain{live: map[int32]bool{}, boundary: -1}
-	leaf := int32(-1)
-	if i, ok := ix.byID[ix.lastLeaf]; ok && ix.lastLeaf != 0 && ix.children[ix.lastLeaf] == 0 && !ix.nodes[i].sidechain {
-		leaf = i
+	g := ix.relink()
+	c := &chain{live: map[int32]bool{}, boundary: -1, g: g}
+	leaf := g.leaf()
+	if leaf == 0 {
+		return c
 	}
-	if leaf < 0 {
-		for i := len(ix.nodes) - 1; i >= 0; i-- {
-			n := &ix.nodes[i]
-			if !n.sidechain && n.message && ix.children[n.self] == 0 {
-				leaf = int32(i)
-				break
-			}
-		}
-	}
-	// an unanswered tool call at the tip is dropped
-	for leaf >= 0 && ix.nodes[leaf].toolTip {
-		p, ok := ix.byID[ix.nodes[leaf].parent]
-		if !ok {
-			leaf = -1
+	var rev []uint64
+	on := map[uint64]bool{}
+	for u := leaf; u != 0; {
+		on[u] = true
+		rev = append(rev, u)
+		p := g.parent[u]
+		if p == 0 {
 			break
 		}
-		leaf = p
-	}
-	var rev []int32
-	seen := map[int32]bool{}
-	for i := leaf; i >= 0 && !seen[i]; {
-		seen[i] = true
-		rev = append(rev, i)
-		n := &ix.nodes[i]
-		if n.boundary || n.parent == 0 {
-			if n.boundary {
-				c.boundary = i
-			}
-			break
+		if !g.has(p) || on[p] {
+			p = g.bridge(u, on)
 		}
-		p, ok := ix.byID[n.parent]
-		if !ok {
-			p = ix.bridge(i) // a missing parent: the DAG line before it
-		}
-		i = p
+		u = p
 	}
-	// root first; the preserved segment goes right after its anchor
-	var preserved []int32
-	if c.boundary >= 0 {
-		b := &ix.nodes[c.boundary]
-		if t, ok := ix.byID[b.tail]; ok && b.tail != 0 {
-			var seg []int32
-			segSeen := map[int32]bool{}
-			for i := t; i >= 0 && !segSeen[i]; {
-				segSeen[i] = true
-				seg = append(seg, i)
-				if ix.nodes[i].self == b.head {
-					break
-				}
-				p, ok := ix.byID[ix.nodes[i].parent]
-				if !ok {
-					break
-				}
-				i = p
-			}
-			for k := len(seg) - 1; k >= 0; k-- {
-				preserved = append(preserved, seg[k])
-			}
-		}
-	}
+	order := make([]uint64, 0, len(rev))
 	for k := len(rev) - 1; k >= 0; k-- {
-		i := rev[k]
+		order = append(order, rev[k])
+	}
+	order = g.recoverSplit(order, on)
+	order = g.dropUnanswered(order)
+	for _, u := range order {
+		i := ix.byID[u]
 		c.live[i] = true
 		c.order = append(c.order, i)
-		if len(preserved) > 0 && (ix.nodes[i].self == ix.nodes[c.boundary].anchor || ix.nodes[i].summary) {
-			for _, p := range preserved {
-				if !c.live[p] {
-					c.live[p] = true
-					c.order = append(c.order, p)
-				}
-			}
-			preserved = nil
+		if ix.nodes[i].boundary && c.boundary < 0 {
+			c.boundary = i
 		}
 	}
 	return c
 }
 
-// bridge returns the node before i in the file that is on the main chain
-// side (not a sidechain), or -1.
-func (ix *index) bridge(i int32) int32 {
-	for k := i - 1; k >= 0; k-- {
-		if !ix.nodes[k].sidechain {
-			return k
+// dropUnanswered leaves out what the client drops when it loads the chain
+// for a resume: an assistant line whose tool calls all lack a result on
+// the chain (an interrupted call; the whole line goes, whatever else it
+// holds), then a line of thinking only whose message has no other
+// content left.
+func (g *graph) dropUnanswered(order []uint64) []uint64 {
+	answered := map[uint64]bool{}
+	for _, u := range order {
+		for _, id := range g.node(u).results {
+			answered[id] = true
 		}
 	}
-	return -1
+	kept := order[:0:0]
+	for _, u := range order {
+		n := g.node(u)
+		if len(n.calls) > 0 && n.userAsst {
+			all := true
+			for _, id := range n.calls {
+				if answered[id] {
+					all = false
+				}
+			}
+			if all {
+				continue
+			}
+		}
+		kept = append(kept, u)
+	}
+	content := map[uint64]bool{} // message ids with more than thinking
+	for _, u := range kept {
+		if n := g.node(u); n.msgID != 0 && !n.thinking && n.userAsst {
+			content[n.msgID] = true
+		}
+	}
+	out := kept[:0]
+	for _, u := range kept {
+		if n := g.node(u); n.thinking && !content[n.msgID] {
+			continue
+		}
+		out = append(out, u)
+	}
+	return out
+}
+
+// bridge is the entry that replaces the missing parent of u: the one
+// written at most bridgeWindow before it, the closest, on the same side.
+func (g *graph) bridge(u uint64, on map[uint64]bool) uint64 {
+	n := g.node(u)
+	if n.ts == noTime {
+		return 0
+	}
+	best, bestD := uint64(0), int64(bridgeWindow/time.Millisecond)+1
+	for _, v := range g.ix.order {
+		if on[v] || g.dropped[v] {
+			continue
+		}
+		m := g.node(v)
+		if m.sidechain != n.sidechain || m.ts == noTime {
+			continue
+		}
+		if d := n.ts - m.ts; d >= 0 && d < bestD {
+			best, bestD = v, d
+		}
+	}
+	return best
+}
+
+// recoverSplit adds the lines of each assistant message of the chain that
+// are not on it (the client writes one line per content block, and a
+// revert or a parallel tool call can leave some on a side branch), with
+// the tool results that answer them, after the chain's last line of that
+// message.
+func (g *graph) recoverSplit(order []uint64, on map[uint64]bool) []uint64 {
+	last := map[uint64]uint64{} // message.id -> last chain line with it
+	var ids []uint64
+	for _, u := range order {
+		if n := g.node(u); n.msgID != 0 {
+			if _, seen := last[n.msgID]; !seen {
+				ids = append(ids, n.msgID)
+			}
+			last[n.msgID] = u
+		}
+	}
+	if len(ids) == 0 {
+		return order
+	}
+	lines := map[uint64][]uint64{}   // message.id -> assistant entries
+	results := map[uint64][]uint64{} // parent -> tool result entries
+	for _, u := range g.ix.order {
+		if g.dropped[u] {
+			continue
+		}
+		n := g.node(u)
+		switch {
+		case n.msgID != 0:
+			lines[n.msgID] = append(lines[n.msgID], u)
+		case n.result && g.parent[u] != 0:
+			results[g.parent[u]] = append(results[g.parent[u]], u)
+		}
+	}
+	after := map[uint64][]uint64{}
+	added := 0
+	for _, id := range ids {
+		var m, r []uint64
+		for _, u := range lines[id] {
+			if !on[u] {
+				m = append(m, u)
+			}
+			for _, v := range results[u] {
+				if !on[v] {
+					r = append(r, v)
+				}
+			}
+		}
+		if len(m)+len(r) == 0 {
+			continue
+		}
+		g.sortByTime(m)
+		g.sortByTime(r)
+		add := append(m, r...)
+		for _, u := range add {
+			on[u] = true
+		}
+		added += len(add)
+		after[last[id]] = add
+	}
+	if added == 0 {
+		return order
+	}
+	out := make([]uint64, 0, len(order)+added)
+	for _, u := range order {
+		out = append(out, u)
+		out = append(out, after[u]...)
+	}
+	return out
+}
+
+// sortByTime orders entries by timestamp, keeping the order of equals.
+func (g *graph) sortByTime(us []uint64) {
+	for i := 1; i < len(us); i++ {
+		for j := i; j > 0 && g.node(us[j]).ts < g.node(us[j-1]).ts; j-- {
+			us[j], us[j-1] = us[j-1], us[j]
+		}
+	}
 }
 
 // History implements session.Conversation.
@@ -298,8 +746,9 @@ func (h Home) History(ctx context.Context, path string, opt session.HistoryOptio
 			pos[i] = len(pos)
 		}
 	}
-	// Live messages come in send order: file order, except the preserved
-	// segment, which waits for its anchor (the summary).
+	// Live messages come in send order: file order, except where the chain
+	// goes back in the file (the preserved segment after its summary, a
+	// message's lines recovered from a side branch): those wait.
 	var held []session.Message
 	next := 0 // the next place in send order to emit
 	emit := func(m *session.Message) error { return fn(m) }
@@ -315,7 +764,7 @@ func (h Home) History(ctx context.Context, path string, opt session.HistoryOptio
 			m.State = session.Live
 		case r.Sidechain:
 			m.State = session.Sidechain
-		case c.boundary >= 0 && i < c.boundary:
+		case c.g.dropped[ix.nodes[i].self] || c.boundary >= 0 && i < c.boundary:
 			m.State = session.Compacted
 		default:
 			m.State = session.OffChain
@@ -355,6 +804,19 @@ func (h Home) History(ctx context.Context, path string, opt session.HistoryOptio
 	})
 }
 
+// InjectedContext reports whether an item of a conversation is context
+// Claude Code adds on its own whenever it sends a request: entries with
+// role system (it puts agent and skill listings there, from its
+// attachment records) and <system-reminder> texts. It is the one rule by
+// which the e2e oracle leaves injected context out (docs/show.md, "What the
+// oracle compares"); show marks every such item injected. Command echoes,
+// caveats and the synthetic "Continue from where you left off." pair are
+// injected too, but they are messages of the transcript that the client
+// sends back as they are, so the oracle compares them.
+func (Home) InjectedContext(role session.Role, text string) bool {
+	return role == session.RoleSystem || strings.HasPrefix(strings.TrimLeft(text, " \t\r\n"), "<system-reminder>")
+}
+
 // message makes the Message of a user or assistant record.
 func message(r *session.Record) session.Message {
 	m := session.Message{Turn: -1, Role: r.Role, Text: r.Text, Thinking: r.Thinking, ToolCalls: r.ToolCalls,
@@ -370,6 +832,8 @@ func message(r *session.Record) session.Message {
 		m.Injected = true
 	case r.Role == session.RoleUser && !r.UserPrompt && !m.Summary:
 		m.Injected = true // meta messages, command echoes, reminders
+	case Home{}.InjectedContext(r.Role, r.Text):
+		m.Injected = true
 	}
 	return m
 }
@@ -399,8 +863,9 @@ func (h Home) Turns(ctx context.Context, path string) ([]session.Turn, error) {
 }
 
 // turns numbers the prompts of the main chain side in file order. A copy
-// of an earlier prompt (sessctl's compaction tail: same words, same time)
-// is the same turn; when the copy is the live one, the turn is there now.
+// of an earlier prompt (sessctl's compaction tail: same promptId, or same
+// words and time) is the same turn; when the copy is the live one, the
+// turn is live.
 func (ix *index) turns(c *chain) *turnList {
 	tl := &turnList{}
 	byKey := map[uint64]int{} // prompt key -> turn
@@ -423,14 +888,16 @@ func (ix *index) turns(c *chain) *turnList {
 		switch {
 		case c.live[p.node]:
 			st = session.Live
-		case boundaryOff >= 0 && n.off < boundaryOff:
+		case c.g.dropped[n.self] || boundaryOff >= 0 && n.off < boundaryOff:
 			st = session.Compacted
 		}
 		if k, ok := byKey[p.key]; ok {
+			// A copy in a compaction's kept tail: the turn is live through
+			// it, but it began where the original is, and a revert to it
+			// goes back to before the original (and the compaction that
+			// followed it), as the session was then.
 			if st == session.Live {
-				t := &tl.turns[k]
-				t.Line, t.Offset, t.Cut, t.UUID, t.State = n.line, n.off, p.cut, p.uuid, st
-				tl.at.Add(p.cut, k)
+				tl.turns[k].State = st
 			}
 			continue
 		}

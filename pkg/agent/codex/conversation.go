@@ -27,10 +27,34 @@ import (
 // §6); the summary follows after a newline.
 const SummaryPrefix = "Another language model started to solve this problem and produced a summary of its thinking process. You also have access to the state of the tools that were used by that language model. Use this to build on the work that has already been done and avoid duplicating work. Here is the summary produced by the other language model, use the information in this summary to assist with your own analysis:"
 
-// contextPrefixes start user messages that Codex injects as context.
+// contextPrefixes start the user messages that Codex itself calls
+// contextual (codex-rs is_contextual_user_message_content): context it
+// injects, never a user turn, never a boundary a rollback counts. The
+// e2e oracle drops them from both sides of its comparison
+// (InjectedContext), and decoding marks them not typed by the user.
 var contextPrefixes = []string{
-	"<environment_context>", "<user_instructions>", "<permissions instructions>", "<skills_instructions>",
-	"# AGENTS.md instructions", "<INSTRUCTIONS>",
+	"<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<INSTRUCTIONS>",
+	"<skills_instructions>", "<skill>", "<permissions instructions>", "<user_shell_command>",
+	"<turn_aborted>", "<subagent_notification>",
+}
+
+// Contextual reports whether a user message's text is context Codex
+// injects (see contextPrefixes).
+func Contextual(text string) bool { return session.HasAnyPrefix(text, contextPrefixes...) }
+
+// InjectedContext reports whether a message is context Codex adds on its
+// own: developer and system messages (the base instructions, permissions,
+// skills) and the contextual user messages. It is the one rule by which
+// the e2e oracle leaves injected context out (docs/show.md, "What the
+// oracle compares"); show marks every such message injected.
+func (Home) InjectedContext(role session.Role, text string) bool {
+	switch role {
+	case session.RoleDeveloper, session.RoleSystem:
+		return true
+	case session.RoleUser:
+		return Contextual(text)
+	}
+	return false
 }
 
 // entry is one item of the rebuilt history: a line, or item sub of a
@@ -161,21 +185,27 @@ func replayFile(ctx context.Context, path string) (*replay, error) {
 	return rp, err
 }
 
-// dropUserTurns is ContextManager.drop_last_n_user_turns: the history from
-// the n-th last user message on goes, with the injected messages right
-// above it.
+// dropUserTurns is ContextManager.drop_last_n_user_turns: the history
+// from the n-th last user message on goes, with the context messages right
+// above it, but never what came before the first user message (with more
+// rollbacks than user messages, the history is cut at the first one and
+// what precedes it stays whole). Both halves were seen in 0.169's requests
+// by the e2e oracle.
 func (rp *replay) dropUserTurns(n int) {
-	cut := len(rp.hist)
-	for i := len(rp.hist) - 1; i >= 0 && n > 0; i-- {
+	cut, first := len(rp.hist), -1
+	for i := len(rp.hist) - 1; i >= 0; i-- {
 		if rp.hist[i].user {
-			cut = i
-			n--
+			first = i
+			if n > 0 {
+				cut = i
+				n--
+			}
 		}
 	}
 	if cut == len(rp.hist) {
 		return
 	}
-	for cut > 0 && rp.hist[cut-1].inject {
+	for cut > first && rp.hist[cut-1].inject {
 		cut--
 	}
 	for _, e := range rp.hist[cut:] {
@@ -303,7 +333,7 @@ func replacement(line []byte) []replItem {
 			case m.Role == "developer" || m.Role == "system":
 				it.inject = true
 			case m.Role == "user" && strings.HasPrefix(text, SummaryPrefix):
-			case m.Role == "user" && session.HasAnyPrefix(text, contextPrefixes...):
+			case m.Role == "user" && Contextual(text):
 				it.inject = true
 			case m.Role == "user":
 				it.user = true

@@ -84,13 +84,6 @@ func (u *codexUsage) usage() *session.Usage {
 	return &session.Usage{Input: in, CacheRead: u.Cached.V, Output: u.Output.V, Reasoning: u.Reasoning.V}
 }
 
-// codexInjectedPrefixes start user/developer messages that Codex injects as
-// context; they are not user turns.
-var codexInjectedPrefixes = []string{
-	"<environment_context>", "<user_instructions>", "<permissions instructions>", "<skills_instructions>",
-	"# AGENTS.md instructions", "<user_shell_command>", "<turn_aborted>", "<INSTRUCTIONS>",
-}
-
 func (Home) Decode(obj []byte, r *session.Record) {
 	var l codexLine
 	if err := json.Unmarshal(obj, &l); err != nil {
@@ -175,7 +168,7 @@ func codexItem(p *codexPayload, r *session.Record) {
 		r.Role = session.Role(p.Role)
 		r.Text = session.TextOf(p.Content)
 		if p.Role == "user" {
-			if session.HasAnyPrefix(r.Text, codexInjectedPrefixes...) {
+			if Contextual(r.Text) {
 				r.Synthetic = true
 			} else {
 				r.UserPrompt = true
