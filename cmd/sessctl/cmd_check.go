@@ -4,8 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"sort"
+	"time"
 
 	"github.com/sessctl/sessctl/pkg/check"
+	"github.com/sessctl/sessctl/pkg/fsroot"
+	"github.com/sessctl/sessctl/pkg/rotation"
+	"github.com/sessctl/sessctl/pkg/safety"
 	"github.com/sessctl/sessctl/pkg/session"
 	"github.com/urfave/cli/v2"
 )
@@ -49,10 +55,14 @@ type checkOutput struct {
 	Files    []*check.Report `json:"files"`
 	Problems int             `json:"problems"`
 	Errors   []string        `json:"errors"`
+	// Leftovers are what interrupted sessctl rewrites left beside the
+	// sessions (each also counts as a problem).
+	Leftovers []rotation.Leftover `json:"leftovers"`
 }
 
 func runCheck(env *appEnv, opt checkOptions) error {
-	out := checkOutput{Files: []*check.Report{}, Errors: []string{}}
+	out := checkOutput{Files: []*check.Report{}, Errors: []string{}, Leftovers: []rotation.Leftover{}}
+	leftovers := map[string]rotation.Bases{} // directory -> session files to look beside
 	var ioErr error
 	// first every file to check (so that the progress bar knows the total),
 	// then the checks
@@ -74,6 +84,7 @@ func runCheck(env *appEnv, opt checkOptions) error {
 				continue
 			}
 			targets = append(targets, target{[]string{p}, agent})
+			lookBeside(leftovers, p, agent)
 		} else {
 			res := session.DiscoverPaths([]string{p})
 			for _, err := range res.Errors {
@@ -93,6 +104,7 @@ func runCheck(env *appEnv, opt checkOptions) error {
 					}
 				}
 				targets = append([]target{live}, targets...)
+				lookBeside(leftovers, s.Main, s.Agent)
 			}
 			for _, u := range res.Unrecognized {
 				targets = append(targets, target{[]string{u}, session.Unknown})
@@ -128,6 +140,8 @@ func runCheck(env *appEnv, opt checkOptions) error {
 		}
 	}
 	pr.done()
+	out.Leftovers = append(out.Leftovers, findLeftovers(leftovers, env.now())...)
+	out.Problems += len(out.Leftovers)
 	if opt.json {
 		if err := writeJSON(env.stdout, out); err != nil {
 			return err
@@ -143,6 +157,42 @@ func runCheck(env *appEnv, opt checkOptions) error {
 		return silentFindings
 	}
 	return nil
+}
+
+// lookBeside notes a session file whose directory is searched for the
+// leftovers of interrupted rewrites.
+func lookBeside(m map[string]rotation.Bases, path string, agent session.Agent) {
+	dir := filepath.Dir(path)
+	if m[dir] == nil {
+		m[dir] = rotation.Bases{}
+	}
+	m[dir][filepath.Base(path)] = agent
+}
+
+// findLeftovers lists the leftovers beside the noted session files, one
+// directory listing per directory (read only: a session's lock is looked at,
+// not taken).
+func findLeftovers(m map[string]rotation.Bases, now time.Time) []rotation.Leftover {
+	var out []rotation.Leftover
+	dirs := make([]string, 0, len(m))
+	for d := range m {
+		dirs = append(dirs, d)
+	}
+	sort.Strings(dirs)
+	for _, dir := range dirs {
+		d, err := fsroot.OpenDir(dir)
+		if err != nil {
+			continue
+		}
+		ls, _ := rotation.ScanDir(d, m[dir], func(base string) bool { return !safety.Held(d, base) }, now, safety.DefaultQuiet)
+		d.Close()
+		for _, l := range ls {
+			if l.Base() != "" { // temps of other files are cleanup's business
+				out = append(out, l)
+			}
+		}
+	}
+	return out
 }
 
 type target struct {
@@ -166,6 +216,13 @@ func renderCheck(env *appEnv, out checkOutput, col colorer) {
 			}
 			fmt.Fprintf(w, "  %s: %s: %s\n", loc, col.yellow(p.Kind), line(p.Message))
 		}
+	}
+	for _, l := range out.Leftovers {
+		note := line(l.Why) + "; stale: sessctl cleanup --apply removes it, as does the next sessctl rewrite of the session"
+		if !l.Stale {
+			note = "left alone: " + line(l.Why)
+		}
+		fmt.Fprintf(w, "%s  %s: %s, %s (%s)\n", col.bold(line(l.Path)), col.yellow("leftover"), l.Describe(), humanBytes(l.Size), note)
 	}
 	for _, e := range out.Errors {
 		fmt.Fprintf(env.stderr, "sessctl: error: %s\n", line(e))

@@ -167,7 +167,7 @@ func runCleanup(ctx context.Context, env *appEnv, opt cleanupOptions) error {
 		}
 		renderCleanup(env.stdout, plan, res, colorer{opt.color})
 		fmt.Fprintln(env.stdout, cleanupSummaryLine(plan, sum, res))
-		if res == nil && (len(plan.Sessions) > 0 || len(plan.Rotations) > 0) {
+		if n, _ := plan.PlannedLeftovers(); res == nil && (len(plan.Sessions) > 0 || len(plan.Rotations) > 0 || n > 0) {
 			fmt.Fprintln(env.stdout, "dry run: nothing was removed; run again with --apply to remove the above")
 		}
 	}
@@ -223,6 +223,11 @@ func printCleanupErrors(w io.Writer, plan *cleanup.Plan) {
 			fmt.Fprintf(w, "sessctl: error: %s: %s\n", line(ref.Path), line(ref.Error))
 		}
 	}
+	for _, l := range plan.Leftovers {
+		if l.Status == cleanup.StatusRefused || l.Status == cleanup.StatusFailed {
+			fmt.Fprintf(w, "sessctl: error: %s leftover %s: %s\n", l.Status, line(l.Path), line(l.Error))
+		}
+	}
 }
 
 func cleanupSummaryLine(plan *cleanup.Plan, sum cleanupSummary, res *cleanup.Result) string {
@@ -231,6 +236,9 @@ func cleanupSummaryLine(plan *cleanup.Plan, sum cleanupSummary, res *cleanup.Res
 		if sum.RotationFiles > 0 {
 			s += fmt.Sprintf(" and %s (%s)", plural(sum.RotationFiles, "rotated file"), humanBytes(sum.RotationBytes))
 		}
+		if n, b := plan.PlannedLeftovers(); n > 0 {
+			s += fmt.Sprintf(" and %s of interrupted rewrites (%s)", plural(n, "leftover"), humanBytes(b))
+		}
 		if sum.Skipped > 0 {
 			s += fmt.Sprintf("; %d skipped", sum.Skipped)
 		}
@@ -238,6 +246,9 @@ func cleanupSummaryLine(plan *cleanup.Plan, sum cleanupSummary, res *cleanup.Res
 	}
 	s := fmt.Sprintf("removed %s of %s and %s (%s in all, %s)", thousands(int64(res.RemovedSessions)), plural(plan.AllSessions, "session"),
 		plural(res.RemovedRotations, "rotated file"), plural(res.RemovedFiles, "file"), humanBytes(res.RemovedBytes))
+	if res.RemovedLeftovers > 0 {
+		s += fmt.Sprintf("; %s of interrupted rewrites removed (%s)", plural(res.RemovedLeftovers, "leftover"), humanBytes(res.RemovedLeftoverBytes))
+	}
 	if res.Refused > 0 {
 		s += fmt.Sprintf("; %d refused", res.Refused)
 	}
@@ -283,6 +294,23 @@ func renderCleanup(w io.Writer, plan *cleanup.Plan, res *cleanup.Result, col col
 		}
 		for _, f := range it.Files {
 			fmt.Fprintf(w, "  %s  %s  %s\n", line(f.Path), col.dim(humanBytes(f.Size)), col.dim(f.ModTime.Local().Format("2006-01-02")))
+		}
+	}
+	for _, l := range plan.Leftovers {
+		v := "remove"
+		switch l.Status {
+		case cleanup.StatusRemoved:
+			v = col.green("removed")
+		case cleanup.StatusRefused:
+			v = col.yellow("refused")
+		case cleanup.StatusFailed:
+			v = col.red("FAILED")
+		case cleanup.StatusSkipped:
+			v = col.yellow("skip")
+		}
+		fmt.Fprintf(w, "%s leftover %s  %s  (%s; %s)\n", v, line(l.Path), col.dim(humanBytes(l.Size)), l.Describe(), line(l.Why))
+		if l.Error != "" {
+			fmt.Fprintf(w, "  %s\n", col.red(line(l.Error)))
 		}
 	}
 	for _, s := range plan.Skipped {

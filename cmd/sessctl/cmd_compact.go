@@ -122,6 +122,9 @@ func runCompact(env *appEnv, c *cli.Context, o compactOptions) error {
 		}
 		return err
 	}
+	for _, w := range res.Warnings {
+		warn(env.stderr, "%s", w)
+	}
 	if o.json {
 		return writeJSON(env.stdout, res)
 	}

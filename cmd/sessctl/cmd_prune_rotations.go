@@ -2,10 +2,9 @@ package main
 
 import (
 	"fmt"
-	"os"
+	"strings"
 
 	"github.com/sessctl/sessctl/pkg/rotation"
-	"github.com/sessctl/sessctl/pkg/safety"
 	"github.com/sessctl/sessctl/pkg/session"
 	"github.com/urfave/cli/v2"
 )
@@ -87,39 +86,25 @@ func runPrune(env *appEnv, ss []*session.Session, errs []error, opt pruneOptions
 		if opt.agent != "" && s.Agent != opt.agent {
 			continue
 		}
-		rs, err := rotation.List(s.Main, s.Agent)
-		if err != nil {
-			fail(fmt.Errorf("%s: %w", s.Main, err))
-			continue
-		}
-		if len(rs) <= opt.keep {
-			out.Kept += len(rs)
-			continue
-		}
-		old := rs[:len(rs)-opt.keep]
-		out.Kept += opt.keep
-		if opt.dryRun {
-			for _, r := range old {
+		// the session's lock is held while its rotations go: no revert or
+		// restore may reserve a name meanwhile
+		res, err := rotation.Prune(s.Root, s.Main, s.Agent, opt.keep, opt.dryRun, env.now())
+		if res != nil {
+			for _, l := range res.Leftovers {
+				warn(env.stderr, "%s", l.Removed())
+			}
+			out.Kept += res.Kept
+			for _, r := range res.Deleted {
 				out.Deleted = append(out.Deleted, r)
 				out.Freed += r.Size
 			}
-			continue
 		}
-		// the session's lock: no revert or restore may reserve a name meanwhile
-		lock, err := safety.LockFile(s.Main)
 		if err != nil {
-			fail(err)
-			continue
-		}
-		for _, r := range old {
-			if err := os.Remove(r.Path); err != nil {
-				fail(err)
-				continue
+			if !strings.Contains(err.Error(), s.Main) {
+				err = fmt.Errorf("%s: %w", s.Main, err)
 			}
-			out.Deleted = append(out.Deleted, r)
-			out.Freed += r.Size
+			fail(err)
 		}
-		lock.Unlock()
 	}
 	if opt.json {
 		if err := writeJSON(env.stdout, out); err != nil {

@@ -1,10 +1,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
-	"os"
 
+	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/rewrite"
 	"github.com/sessctl/sessctl/pkg/rotation"
 	"github.com/sessctl/sessctl/pkg/session"
@@ -47,7 +48,7 @@ func restoreCommand(env *appEnv) *cli.Command {
 			if err := wholeSession(s, c.Args().First()); err != nil {
 				return err
 			}
-			return runRestore(env, s, restoreOptions{n: c.Int("rotation"), dryRun: c.Bool("dry-run"), force: c.Bool("force"), json: c.Bool("json")})
+			return runRestore(c.Context, env, s, restoreOptions{n: c.Int("rotation"), dryRun: c.Bool("dry-run"), force: c.Bool("force"), json: c.Bool("json")})
 		},
 	}
 }
@@ -62,7 +63,7 @@ type restoreOutput struct {
 	NewSize  int64              `json:"new_size"`
 }
 
-func runRestore(env *appEnv, s *session.Session, opt restoreOptions) error {
+func runRestore(ctx context.Context, env *appEnv, s *session.Session, opt restoreOptions) error {
 	path := s.Main
 	rs, err := rotation.List(path, s.Agent)
 	if err != nil {
@@ -85,13 +86,13 @@ func runRestore(env *appEnv, s *session.Session, opt restoreOptions) error {
 	if opt.dryRun {
 		return renderRestore(env, out, opt)
 	}
-	tx, err := rewrite.Begin(path, s.Agent, rewrite.Options{Force: opt.force, Now: env.now, Fault: opt.fault})
+	tx, err := rewrite.Begin(ctx, path, s.Agent, rewrite.Options{Force: opt.force, Now: env.now, Fault: opt.fault})
 	if err != nil {
 		return err
 	}
 	defer tx.Close()
-	res, err := tx.Replace(func(_ io.Reader, dst io.Writer) error {
-		f, err := os.Open(from.Path)
+	res, err := tx.Replace(ctx, func(_ io.Reader, dst io.Writer) error {
+		f, err := jsonl.Open(from.Path)
 		if err != nil {
 			return err
 		}
@@ -104,6 +105,9 @@ func runRestore(env *appEnv, s *session.Session, opt restoreOptions) error {
 	}
 	out.Rotation = res.Rotation
 	out.OldSize, out.NewSize = res.OldSize, res.NewSize
+	for _, w := range tx.Notes(res) {
+		warn(env.stderr, "%s", w)
+	}
 	return renderRestore(env, out, opt)
 }
 

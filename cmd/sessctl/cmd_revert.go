@@ -123,7 +123,7 @@ func runRevert(ctx context.Context, env *appEnv, s *session.Session, opt revertO
 		out.NewSize = out.Plan.NewSize(out.OldSize)
 		return renderRevert(env, out, opt)
 	}
-	tx, err := rewrite.Begin(path, s.Agent, rewrite.Options{Force: opt.force, Now: env.now, Fault: opt.fault})
+	tx, err := rewrite.Begin(ctx, path, s.Agent, rewrite.Options{Force: opt.force, Now: env.now, Fault: opt.fault})
 	if err != nil {
 		return err
 	}
@@ -131,15 +131,16 @@ func runRevert(ctx context.Context, env *appEnv, s *session.Session, opt revertO
 	if err := plan(); err != nil { // under the lock, on the file Begin checked
 		return err
 	}
-	res, err := tx.Replace(func(orig io.Reader, dst io.Writer) error {
+	res, err := tx.Replace(ctx, func(orig io.Reader, dst io.Writer) error {
 		return out.Plan.Write(orig, dst, env.now())
 	})
 	if err != nil {
 		if res != nil && res.Rotation != nil {
-			return fmt.Errorf("%w (nothing was replaced; an extra copy of the original is in %s)", inPath(path, err), res.Rotation.Path)
+			return fmt.Errorf("%w (the new file is in place; the original is in %s)", inPath(path, err), res.Rotation.Path)
 		}
 		return fmt.Errorf("%w (nothing was changed)", inPath(path, err))
 	}
+	out.Warnings = append(out.Warnings, tx.Notes(res)...)
 	out.Rotation = res.Rotation
 	out.OldSize, out.NewSize = res.OldSize, res.NewSize
 	return renderRevert(env, out, opt)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -79,11 +80,11 @@ func assertRecoverable(t *testing.T, s *session.Session, step string) {
 }
 
 // TestRevertFaultAtEveryStep makes revert fail after writing the new
-// content, after reserving the rotation name, after the rotation and just
+// content, after the rotation and just
 // before the rename: each time the command fails and every original byte is
 // still present, in place or in a rotation.
 func TestRevertFaultAtEveryStep(t *testing.T) {
-	for _, step := range []string{rewrite.StepWritten, rewrite.StepReserved, rewrite.StepRotated, rewrite.StepRename} {
+	for _, step := range []string{rewrite.StepWritten, rewrite.StepRotated, rewrite.StepRename} {
 		s := kimiSession(t)
 		env, _ := testEnv()
 		boom := errors.New("injected fault at " + step)
@@ -120,13 +121,13 @@ func TestRevertFaultMidWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tx, err := rewrite.Begin(s.Main, s.Agent, rewrite.Options{})
+	tx, err := rewrite.Begin(context.Background(), s.Main, s.Agent, rewrite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tx.Close()
 	boom := errors.New("disk full")
-	_, err = tx.Replace(func(orig io.Reader, dst io.Writer) error {
+	_, err = tx.Replace(context.Background(), func(orig io.Reader, dst io.Writer) error {
 		return plan.Write(orig, &failAfter{w: dst, n: 50, err: boom}, time.Now())
 	})
 	if !errors.Is(err, boom) {
@@ -215,7 +216,7 @@ func TestRevertRefusesLiveAndLocked(t *testing.T) {
 // TestRestoreFaultAtEveryStep: restore rotates the current file first; a
 // failure at any step leaves the session file and rotation K as they were.
 func TestRestoreFaultAtEveryStep(t *testing.T) {
-	for _, step := range []string{rewrite.StepWritten, rewrite.StepReserved, rewrite.StepRotated, rewrite.StepRename} {
+	for _, step := range []string{rewrite.StepWritten, rewrite.StepRotated, rewrite.StepRename} {
 		s := kimiSession(t)
 		env, _ := testEnv()
 		if err := runRevert(context.Background(), env, s, revertOptions{n: 1, mechanism: checkpoint.Auto}); err != nil {
@@ -224,7 +225,7 @@ func TestRestoreFaultAtEveryStep(t *testing.T) {
 		old := time.Now().Add(-time.Hour)
 		os.Chtimes(s.Main, old, old)
 		boom := errors.New("injected")
-		err := runRestore(env, s, restoreOptions{n: 1, fault: func(at string) error {
+		err := runRestore(context.Background(), env, s, restoreOptions{n: 1, fault: func(at string) error {
 			if at == step {
 				return boom
 			}
@@ -239,7 +240,7 @@ func TestRestoreFaultAtEveryStep(t *testing.T) {
 		if b, _ := os.ReadFile(filepath.Join(s.Dir, "context_1.jsonl")); string(b) != kimiOrig {
 			t.Errorf("%s: rotation 1 changed", step)
 		}
-		if err := runRestore(env, s, restoreOptions{n: 1}); err != nil {
+		if err := runRestore(context.Background(), env, s, restoreOptions{n: 1}); err != nil {
 			t.Errorf("%s: retry: %v", step, err)
 		}
 		if cur, _ := os.ReadFile(s.Main); string(cur) != kimiOrig {
@@ -278,5 +279,54 @@ func TestPruneRespectsLock(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(s.Dir, "context_2.jsonl")); err != nil {
 		t.Errorf("context_2.jsonl deleted")
+	}
+}
+
+// TestRevertForcedWithAppendingWriter: an agent keeps the session open and
+// appends. Before the rename that is a refusal (exit 3, nothing replaced, no
+// rotation left); after it, revert succeeds and warns on stderr that the
+// appended bytes are only in the rotation.
+func TestRevertForcedWithAppendingWriter(t *testing.T) {
+	const late = `{"role":"user","content":"late"}` + "\n"
+	for _, step := range []string{rewrite.StepWritten, rewrite.StepRenamed} {
+		s := kimiSession(t)
+		w, err := os.OpenFile(s.Main, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		var out, errb bytes.Buffer
+		env := &appEnv{stdout: &out, stderr: &errb, getenv: func(string) string { return "" }, now: time.Now}
+		err = runRevert(context.Background(), env, s, revertOptions{n: 1, mechanism: checkpoint.Auto, force: true, fault: func(at string) error {
+			if at == step {
+				_, err := w.WriteString(late)
+				return err
+			}
+			return nil
+		}})
+		rot := filepath.Join(s.Dir, "context_1.jsonl")
+		switch step {
+		case rewrite.StepWritten:
+			if exitCode(err) != exitRefused || !errors.Is(err, safety.ErrChanged) {
+				t.Errorf("%s: err %v (exit %d), want a refusal", step, err, exitCode(err))
+			}
+			if cur, _ := os.ReadFile(s.Main); string(cur) != kimiOrig+late {
+				t.Errorf("%s: session file %q", step, cur)
+			}
+			if _, err := os.Stat(rot); err == nil {
+				t.Errorf("%s: a rotation was left behind", step)
+			}
+		case rewrite.StepRenamed:
+			if err != nil {
+				t.Fatalf("%s: %v", step, err)
+			}
+			if b, _ := os.ReadFile(rot); string(b) != kimiOrig+late {
+				t.Errorf("%s: rotation %q", step, b)
+			}
+			want := fmt.Sprintf("sessctl: warning: %d bytes were appended to %s while sessctl rewrote it; they are only in the rotation %s", len(late), s.Main, rot)
+			if !strings.Contains(errb.String(), want) {
+				t.Errorf("%s: stderr %q, want %q", step, errb.String(), want)
+			}
+		}
 	}
 }

@@ -82,7 +82,7 @@ func Files(paths []string, agent session.Agent, opt Options) ([]*Report, error) 
 				Message: "not a session file of a known agent (Kimi CLI, Claude Code, Codex, clawdcode)"})
 			continue
 		}
-		fh, err := os.Open(path)
+		fh, err := jsonl.Open(path)
 		if err != nil {
 			return nil, err
 		}

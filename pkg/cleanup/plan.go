@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/safety"
 	"github.com/sessctl/sessctl/pkg/session"
 )
@@ -73,6 +74,8 @@ type Plan struct {
 	Skipped []Skip `json:"skipped"`
 	// Side are references from side files to the sessions in the plan.
 	Side []*SideRef `json:"side_refs"`
+	// Leftovers are what interrupted rewrites left behind (leftovers.go).
+	Leftovers []*Leftover `json:"leftovers"`
 	// Warnings are problems that did not stop the plan (unreadable
 	// directories, cleanupPeriodDays that could not be read, a cap that
 	// cannot be reached).
@@ -149,6 +152,7 @@ const (
 type root struct {
 	path string
 	real string
+	key  FileKey // the real root's device and inode when planned (Apply opens it again and compares)
 }
 
 // contains reports whether the real path p is inside the root (not the root
@@ -212,7 +216,7 @@ func MakePlan(opt Options) (*Plan, error) {
 			r.Path = abs
 		}
 		roots = append(roots, r)
-		p.roots = append(p.roots, root{path: r.Path, real: real})
+		p.roots = append(p.roots, root{path: r.Path, real: real, key: keyOf(fi)})
 	}
 	res := discover(roots, opt.MissingOK)
 	var broken []string // paths discovery could not read
@@ -379,6 +383,7 @@ func MakePlan(opt Options) (*Plan, error) {
 		}
 	}
 	p.KeptSessions = len(cands) - len(p.Sessions)
+	p.findLeftovers(res.Sessions, opt.Agent, opt.Now, opt.Quiet)
 	p.findSideRefs()
 	return p, nil
 }
@@ -446,7 +451,7 @@ func projectKeys(ss []*session.Session) []string {
 // comes early in its payload, so only the first len(buf) bytes are read and
 // the value is decoded where the key is.
 func codexCWD(path string, buf []byte) string {
-	f, err := os.Open(path)
+	f, err := jsonl.Open(path)
 	if err != nil {
 		return ""
 	}
@@ -537,16 +542,6 @@ func (p *Plan) addFile(it *Item, path string) error {
 	it.Files = append(it.Files, Entry{Path: path, Size: fi.Size(), ModTime: fi.ModTime(), id: id})
 	it.Bytes += fi.Size()
 	return nil
-}
-
-// inRoot checks that path's directory, symlinks resolved, is inside the root
-// (or is the root), so that removing path removes nothing elsewhere.
-func inRoot(r root, path string) error {
-	dir, err := realDir(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	return r.check(path, dir)
 }
 
 func (r root) check(path, dir string) error {

@@ -149,7 +149,7 @@ func codexHomeFor(main string) string {
 func (p *Plan) codexRefs(home string, items []*Item) {
 	index := filepath.Join(home, "session_index.jsonl")
 	counts := map[string]int{}
-	if f, err := os.Open(index); err == nil {
+	if f, err := jsonl.Open(index); err == nil {
 		jsonl.Scan(bufio.NewReader(f), func(l *jsonl.Line) error {
 			for _, it := range items {
 				if bytes.Contains(l.Raw, []byte(it.ID)) {

@@ -184,6 +184,9 @@ type Result struct {
 	// choice (Claude Code: the tail by reference or copied).
 	Notes   []string `json:"notes,omitempty"`
 	Seconds float64  `json:"seconds"`
+	// Warnings are what the rewrite has to say (rewrite.Txn.Notes): bytes
+	// a writer appended meanwhile, stale leftovers it removed.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Compact compacts the session file path of agent. ctx stops it (nothing
@@ -210,7 +213,7 @@ func Compact(ctx context.Context, path string, agent session.Agent, opt Options)
 	var tx *rewrite.Txn
 	if !opt.DryRun {
 		var err error
-		tx, err = rewrite.Begin(path, agent, rewrite.Options{Force: opt.Force, Quiet: opt.Quiet, Now: opt.Now, Fault: opt.Fault})
+		tx, err = rewrite.Begin(ctx, path, agent, rewrite.Options{Force: opt.Force, Quiet: opt.Quiet, Now: opt.Now, Fault: opt.Fault})
 		if err != nil {
 			return nil, err
 		}
@@ -365,7 +368,7 @@ func Compact(ctx context.Context, path string, agent session.Agent, opt Options)
 		return nil, err
 	}
 
-	rr, err := tx.Replace(func(orig io.Reader, dst io.Writer) error {
+	rr, err := tx.Replace(ctx, func(orig io.Reader, dst io.Writer) error {
 		if out.Append {
 			lb := &lastByte{r: orig}
 			n, err := io.Copy(dst, lb)
@@ -395,6 +398,7 @@ func Compact(ctx context.Context, path string, agent session.Agent, opt Options)
 		return res, err
 	}
 	res.Written = true
+	res.Warnings = tx.Notes(rr)
 	res.OriginalSize, res.NewSize = rr.OldSize, rr.NewSize
 	if out.Append {
 		res.AppendedLines = len(out.Lines)

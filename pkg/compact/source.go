@@ -20,7 +20,7 @@ type fileSource struct {
 }
 
 func openSource(path string) (*fileSource, error) {
-	f, err := os.Open(path)
+	f, err := jsonl.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
-	"os"
 	"slices"
 	"sort"
 
@@ -85,7 +84,7 @@ type Result struct {
 // Scan reads a file and keeps its per-line hashes. agent selects how
 // identity is taken (session.Unknown: exact lines).
 func Scan(path string, agent session.Agent, seed maphash.Seed) (*Side, error) {
-	f, err := os.Open(path)
+	f, err := jsonl.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -337,7 +336,7 @@ func (r *Result) LineNumbers() error {
 
 // lineNumbers returns the 1-based line number of each record of s.
 func lineNumbers(s *Side) ([]int32, error) {
-	f, err := os.Open(s.Path)
+	f, err := jsonl.Open(s.Path)
 	if err != nil {
 		return nil, err
 	}

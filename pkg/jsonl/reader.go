@@ -168,18 +168,34 @@ type Reader struct {
 	offset int64
 	line   Line
 	err    error
+
+	// src is the source when it can be read ahead without consuming it (a
+	// file: io.ReaderAt and io.Seeker), and base the source offset of the
+	// Reader's first byte; a long line is measured there before it is
+	// gathered (see readLine). scratch is the buffer for that.
+	src     io.ReaderAt
+	base    int64
+	scratch []byte
 }
 
 // NewReader returns a Reader with a 64 KiB buffer.
 func NewReader(r io.Reader) *Reader {
-	return &Reader{br: bufio.NewReaderSize(r, 64<<10)}
+	return NewReaderSize(r, 64<<10)
 }
 
 // NewReaderSize returns a Reader with a buffer of size bytes (at least 16);
 // for small files, a buffer the size of the file saves allocation. Lines
 // longer than the buffer are still read whole.
 func NewReaderSize(r io.Reader, size int) *Reader {
-	return &Reader{br: bufio.NewReaderSize(r, size)}
+	rd := &Reader{br: bufio.NewReaderSize(r, size)}
+	if ra, ok := r.(io.ReaderAt); ok {
+		if sk, ok := r.(io.Seeker); ok {
+			if off, err := sk.Seek(0, io.SeekCurrent); err == nil {
+				rd.src, rd.base = ra, off
+			}
+		}
+	}
+	return rd
 }
 
 // Offset is the number of bytes consumed so far.
@@ -234,10 +250,26 @@ func (r *Reader) Next() (*Line, error) {
 	return l, nil
 }
 
+// keepBig is the largest line buffer kept from one line to the next; the
+// buffer of a longer line is dropped (Line.Raw is only valid until the next
+// call of Next), so one huge line does not hold its memory for the rest of
+// the file.
+const keepBig = 4 << 20
+
 // readLine returns the bytes up to and including the next newline. When the
 // line exceeds max bytes the rest is discarded and tooLong is set; n is always
 // the full number of bytes consumed.
+//
+// A too-long line is skipped by streaming to its newline through the
+// buffer, never gathered. When the source is a file, a line longer than the
+// buffer is first measured by reading ahead (ReadAt, nothing kept) up to its
+// newline or past max: a line known to be too long then streams by, and one
+// that fits is gathered into one buffer of exactly its size (no growing and
+// copying). Other sources gather up to max before they know.
 func (r *Reader) readLine(max int) (raw []byte, n int64, sawNewline, tooLong bool, err error) {
+	if cap(r.big) > keepBig {
+		r.big = nil
+	}
 	frag, err := r.br.ReadSlice('\n')
 	if err == nil {
 		return frag, int64(len(frag)), true, false, nil
@@ -246,15 +278,28 @@ func (r *Reader) readLine(max int) (raw []byte, n int64, sawNewline, tooLong boo
 		return frag, int64(len(frag)), false, false, err
 	}
 	// a long line: gather the pieces
-	r.big = append(r.big[:0], frag...)
 	n = int64(len(frag))
+	limit := int64(max) + 2 // +2 leaves room for the terminator
+	if r.src != nil {
+		if total, ok := r.measure(n, limit); ok {
+			switch {
+			case total > limit:
+				tooLong = true
+			case int(total) > cap(r.big):
+				r.big = make([]byte, 0, total)
+			}
+		}
+	}
+	if !tooLong {
+		r.big = append(r.big[:0], frag...)
+	}
 	for {
 		frag, err = r.br.ReadSlice('\n')
 		n += int64(len(frag))
 		if !tooLong {
-			if len(r.big)+len(frag) > max+2 { // +2 leaves room for the terminator
+			if int64(len(r.big)+len(frag)) > limit {
 				tooLong = true
-				r.big = r.big[:0]
+				r.big = nil
 			} else {
 				r.big = append(r.big, frag...)
 			}
@@ -268,6 +313,33 @@ func (r *Reader) readLine(max int) (raw []byte, n int64, sawNewline, tooLong boo
 			return r.big, n, false, tooLong, err
 		}
 	}
+}
+
+// measure reads ahead in the source, without consuming anything, for the
+// length of the current line, of which n bytes were consumed: up to and
+// including its newline, or to the end of the source. It stops once the
+// length passes limit. ok is false when the source could not be read.
+func (r *Reader) measure(n, limit int64) (total int64, ok bool) {
+	if r.scratch == nil {
+		r.scratch = make([]byte, 64<<10)
+	}
+	pos := r.base + r.offset + n
+	total = n
+	for total <= limit {
+		k, err := r.src.ReadAt(r.scratch, pos)
+		if i := bytes.IndexByte(r.scratch[:k], '\n'); i >= 0 {
+			return total + int64(i) + 1, true
+		}
+		total += int64(k)
+		pos += int64(k)
+		if err == io.EOF {
+			return total, true
+		}
+		if err != nil || k == 0 {
+			return 0, false
+		}
+	}
+	return total, true
 }
 
 // classify decides the status of one line (without its terminator).

@@ -2,11 +2,13 @@ package jsonl
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"syscall"
+	"strconv"
+	"strings"
+
+	"github.com/sessctl/sessctl/pkg/fsroot"
 )
 
 // AtomicFile writes a new version of a file next to it and replaces the
@@ -15,8 +17,16 @@ import (
 // for a new file). A reader never sees a half-written file, and a crash at any
 // point leaves either the old or the new file in place, plus at most a temp
 // file named by TempName.
+//
+// Every step goes through one handle on the target's directory
+// (pkg/fsroot): the temp file is created, renamed and removed by name inside
+// it, so a directory on the path swapped for a symlink meanwhile cannot
+// redirect the rename.
 type AtomicFile struct {
-	path    string
+	dir     *fsroot.Dir
+	ownDir  bool // the handle was opened by CreateAtomic and is closed with the file
+	name    string
+	tmp     string
 	f       *os.File
 	mode    os.FileMode
 	last    byte
@@ -25,38 +35,106 @@ type AtomicFile struct {
 }
 
 // TempPrefix starts the name of every temp file sessctl creates; such files are
-// never taken for sessions.
+// never taken for sessions. The full name is TempName's.
 const TempPrefix = ".sessctl-tmp-"
+
+// TempFileName is the prefix of the temp files for target name made by the
+// process pid: ".sessctl-tmp-<name>-<pid>-" (a random suffix follows). The
+// pid lets a later run tell a temp file left by a crash (its process is gone)
+// from one still being written.
+func TempFileName(name string, pid int) string {
+	return TempPrefix + name + "-" + strconv.Itoa(pid) + "-"
+}
+
+// ParseTempName reads a temp file name: the target's name and the pid of the
+// process that made it (0 when the name carries none, as in the names
+// sessctl used before it recorded the pid: ".sessctl-tmp-<name>-<random>",
+// and ".sessctl-tmp-link-<pid>-<n>" for a hard link to a file being
+// rotated, whose target is not named). ok is false for a name that is not a
+// sessctl temp file.
+func ParseTempName(fname string) (target string, pid int, ok bool) {
+	rest, found := strings.CutPrefix(fname, TempPrefix)
+	if !found {
+		return "", 0, false
+	}
+	i := strings.LastIndexByte(rest, '-')
+	if i <= 0 || i == len(rest)-1 {
+		return "", 0, false
+	}
+	head, suffix := rest[:i], rest[i+1:]
+	if link, found := strings.CutPrefix(head, "link-"); found && allDigits(link) && allDigits(suffix) {
+		pid, _ := strconv.Atoi(link)
+		return "", pid, true
+	}
+	if j := strings.LastIndexByte(head, '-'); j > 0 && allDigits(head[j+1:]) && len(suffix) == 12 && isLowerHex(suffix) {
+		pid, err := strconv.Atoi(head[j+1:])
+		if err == nil {
+			return head[:j], pid, true
+		}
+	}
+	return head, 0, true
+}
+
+func allDigits(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func isLowerHex(s string) bool {
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 // CreateAtomic starts a replacement for path. If path exists its permission
 // bits are kept and mode is ignored; it must be a regular file.
 func CreateAtomic(path string, mode os.FileMode) (*AtomicFile, error) {
-	if fi, err := os.Lstat(path); err == nil {
-		if !fi.Mode().IsRegular() {
-			return nil, fmt.Errorf("%s: not a regular file", path)
+	dir, err := fsroot.OpenDir(filepath.Dir(path))
+	if err != nil {
+		return nil, err
+	}
+	a, err := CreateAtomicIn(dir, filepath.Base(path), mode)
+	if err != nil {
+		dir.Close()
+		return nil, err
+	}
+	a.ownDir = true
+	return a, nil
+}
+
+// CreateAtomicIn starts a replacement for name in dir (the handle stays the
+// caller's). If name exists its permission bits are kept and mode is
+// ignored; it must be a regular file.
+func CreateAtomicIn(dir *fsroot.Dir, name string, mode os.FileMode) (*AtomicFile, error) {
+	if info, err := dir.Lstat(name); err == nil {
+		if !info.Mode.IsRegular() {
+			return nil, &fsroot.NotRegularError{Path: dir.Join(name), Mode: info.Mode}
 		}
-		mode = fi.Mode().Perm()
+		mode = info.Mode.Perm()
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, TempPrefix+base+"-*")
+	f, tmp, err := dir.CreateTemp(TempFileName(name, os.Getpid()), 0o600)
 	if err != nil {
 		return nil, err
 	}
 	if err := f.Chmod(mode); err != nil {
 		f.Close()
-		os.Remove(f.Name())
+		dir.Remove(tmp)
 		return nil, err
 	}
-	return &AtomicFile{path: path, f: f, mode: mode}, nil
+	return &AtomicFile{dir: dir, name: name, tmp: tmp, f: f, mode: mode}, nil
 }
 
 // TempName is the path of the temp file.
-func (a *AtomicFile) TempName() string { return a.f.Name() }
+func (a *AtomicFile) TempName() string { return a.dir.Join(a.tmp) }
 
 // Write appends to the temp file.
 func (a *AtomicFile) Write(p []byte) (int, error) {
@@ -89,22 +167,24 @@ func (a *AtomicFile) Commit(check func() error) error {
 		return err
 	}
 	if err := a.f.Close(); err != nil {
-		a.done = true
-		os.Remove(a.f.Name())
+		a.f = nil
+		a.Abort()
 		return err
 	}
-	a.done = true
+	a.f = nil
 	if check != nil {
 		if err := check(); err != nil {
-			os.Remove(a.f.Name())
+			a.Abort()
 			return err
 		}
 	}
-	if err := os.Rename(a.f.Name(), a.path); err != nil {
-		os.Remove(a.f.Name())
+	a.done = true
+	defer a.release()
+	if err := a.dir.Rename(a.tmp, a.name); err != nil {
+		a.dir.Remove(a.tmp)
 		return err
 	}
-	return SyncDir(filepath.Dir(a.path))
+	return a.dir.Sync()
 }
 
 // Abort removes the temp file and leaves the target as it was.
@@ -113,21 +193,17 @@ func (a *AtomicFile) Abort() error {
 		return nil
 	}
 	a.done = true
-	a.f.Close()
-	return os.Remove(a.f.Name())
+	defer a.release()
+	if a.f != nil {
+		a.f.Close()
+	}
+	return a.dir.Remove(a.tmp)
 }
 
-// SyncDir fsyncs a directory so that a rename or create in it is durable.
-func SyncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
+func (a *AtomicFile) release() {
+	if a.ownDir {
+		a.dir.Close()
 	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
-		return err
-	}
-	return nil
 }
 
 // WriteFileAtomic replaces path with data through an AtomicFile.

@@ -1,19 +1,28 @@
 // Package rewrite replaces a session file safely: it is the one way sessctl
 // changes a session's bytes.
 //
-// A rewrite takes the session file's lock, refuses a live file (unless
-// forced), remembers the file's identity, lets the caller stream the new
-// content into a temp file in the same directory, then rotates the original
-// (a hard link under the next rotation name, so the original bytes are kept
-// before anything is replaced, and the live path never disappears), checks
-// that the file is still exactly what was read, and renames the new file over
-// it (fsync of file and directory, mode kept, final newline guaranteed).
+// A rewrite opens the session file's directory once (a pkg/fsroot handle)
+// and does everything else by name inside it, so a directory on the path
+// swapped for a symlink meanwhile cannot redirect a single step. It takes
+// the session file's lock, removes what interrupted rewrites of the same
+// file left behind, refuses a live file (unless forced), remembers the
+// file's identity, lets the caller stream the new content into a temp file
+// in the same directory, then rotates the original (a hard link under the
+// next rotation name, so the original bytes are kept before anything is
+// replaced, and the live path never disappears), checks that the file is
+// still exactly what was read, and renames the new file over it (fsync of
+// file and directory, mode kept, final newline guaranteed). After the rename
+// it looks whether a writer that still holds the old file open appended to
+// it (those bytes are then only in the rotation) and says so.
 //
-// Whatever step fails, every original byte is still present: in place, or in
-// the rotation. The steps are named so tests can inject a failure at each.
+// Whatever step fails, every original byte is still present in place, and
+// nothing else is left: no temp file, and no rotation that would be a second
+// name of the live file. The steps are named so tests can inject a failure
+// at each; a cancelled context stops the rewrite between steps the same way.
 package rewrite
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +30,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/sessctl/sessctl/pkg/fsroot"
 	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/rotation"
 	"github.com/sessctl/sessctl/pkg/safety"
@@ -29,10 +39,10 @@ import (
 
 // Steps at which Options.Fault is called.
 const (
-	StepWritten  = "written"       // the new content is in the temp file
-	StepReserved = "reserved"      // the rotation name is reserved (an empty placeholder exists)
-	StepRotated  = "rotated"       // the original is preserved under the rotation name
-	StepRename   = "before-rename" // just before the temp file replaces the original
+	StepWritten = "written"       // the new content is in the temp file
+	StepRotated = "rotated"       // the original is preserved under the rotation name
+	StepRename  = "before-rename" // just before the temp file replaces the original
+	StepRenamed = "renamed"       // the new file is in place; the late-append check follows
 )
 
 // Options control a rewrite.
@@ -52,55 +62,87 @@ type Options struct {
 type Txn struct {
 	Path  string
 	Agent session.Agent
+	// Leftovers are what interrupted rewrites of this file had left in its
+	// directory, removed by Begin under the lock (see rotation.Leftovers).
+	Leftovers []rotation.Leftover
+
 	opt   Options
+	dir   *fsroot.Dir
+	dirID fsroot.Info
+	base  string
 	lock  *safety.Lock
 	id    safety.Identity
 	mode  os.FileMode
 }
 
-// Begin locks path and checks that it may be rewritten.
-func Begin(path string, agent session.Agent, opt Options) (*Txn, error) {
+// Begin opens path's directory, locks path and checks that it may be
+// rewritten. Stale leftovers of earlier, interrupted rewrites of path are
+// removed (Txn.Leftovers lists them; Notes says so).
+func Begin(ctx context.Context, path string, agent session.Agent, opt Options) (*Txn, error) {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
 	if opt.Quiet == 0 {
 		opt.Quiet = safety.DefaultQuiet
 	}
-	fi, err := os.Lstat(path)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	dir, err := fsroot.OpenDir(filepath.Dir(path))
 	if err != nil {
 		return nil, err
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file (sessctl never rewrites through a symlink)", path)
-	}
-	lock, err := safety.LockFile(path)
-	if err != nil {
+	t := &Txn{Path: path, Agent: agent, opt: opt, dir: dir, base: filepath.Base(path)}
+	if err := t.begin(); err != nil {
+		t.Close()
 		return nil, err
 	}
-	if !opt.Force {
-		if err := safety.CheckLive(path, opt.Quiet, opt.Now()); err != nil {
-			lock.Unlock()
-			return nil, err
+	return t, nil
+}
+
+func (t *Txn) begin() error {
+	info, err := t.dir.Lstat(t.base)
+	if err != nil {
+		return err
+	}
+	if !info.Mode.IsRegular() {
+		return fmt.Errorf("%s: not a regular file (%s; sessctl never rewrites through a symlink)", t.Path, fsroot.Kind(info.Mode))
+	}
+	if t.dirID, err = t.dir.Stat(); err != nil {
+		return err
+	}
+	if t.lock, err = safety.LockIn(t.dir, t.base, t.Path); err != nil {
+		return err
+	}
+	// under the lock: the file as it is now is the file the rewrite is about
+	if info, err = t.dir.Lstat(t.base); err != nil {
+		return err
+	}
+	t.id, t.mode = safety.IdentityOf(info), info.Mode.Perm()
+	if !t.opt.Force {
+		if err := safety.CheckLiveID(t.Path, t.id, t.opt.Quiet, t.opt.Now()); err != nil {
+			return err
 		}
 	}
-	id, err := safety.Stat(path)
-	if err != nil {
-		lock.Unlock()
-		return nil, err
-	}
-	return &Txn{Path: path, Agent: agent, opt: opt, lock: lock, id: id, mode: fi.Mode().Perm()}, nil
+	t.Leftovers, err = rotation.RemoveStale(t.dir, t.base, t.Agent, t.opt.Now())
+	return err
 }
 
 // Identity is the file as it was when the rewrite began.
 func (t *Txn) Identity() safety.Identity { return t.id }
 
-// Close releases the lock. It is safe to call more than once.
+// Close releases the lock and the directory handle. It is safe to call more
+// than once.
 func (t *Txn) Close() error {
-	if t.lock == nil {
-		return nil
+	var err error
+	if t.lock != nil {
+		err = t.lock.Unlock()
+		t.lock = nil
 	}
-	err := t.lock.Unlock()
-	t.lock = nil
+	if t.dir != nil {
+		t.dir.Close()
+		t.dir = nil
+	}
 	return err
 }
 
@@ -109,6 +151,41 @@ type Result struct {
 	Rotation *rotation.Rotation // where the original bytes are kept (nil with NoRotation)
 	OldSize  int64
 	NewSize  int64
+	// LateBytes are bytes a writer appended to the original after sessctl
+	// read it, found after the rename (only --force lets a rewrite run
+	// while a writer is active). They are in Rotation (when it is a hard
+	// link: LateInRotation), not in the new session file; without a linked
+	// rotation they went to a file that no longer has a name.
+	LateBytes      int64
+	LateInRotation bool
+}
+
+// Warning says in words what went wrong with late appends, or "".
+func (r *Result) Warning(path string) string {
+	if r == nil || r.LateBytes == 0 {
+		return ""
+	}
+	if r.LateInRotation {
+		return fmt.Sprintf("%d bytes were appended to %s while sessctl rewrote it; they are only in the rotation %s, not in the new session file "+
+			"(the agent still has the old file open: anything it writes now goes there too; stop it and compare with `sessctl diff`)",
+			r.LateBytes, path, r.Rotation.Path)
+	}
+	return fmt.Sprintf("%d bytes were appended to %s while sessctl rewrote it; they went to the replaced file, which is no longer reachable by name "+
+		"(the agent still has it open and goes on writing there: stop it)", r.LateBytes, path)
+}
+
+// Notes are what the rewrite has to tell the user, as warning lines: the
+// stale leftovers Begin removed, and bytes a writer appended meanwhile (res
+// may be nil).
+func (t *Txn) Notes(res *Result) []string {
+	var out []string
+	for _, l := range t.Leftovers {
+		out = append(out, l.Removed())
+	}
+	if w := res.Warning(t.Path); w != "" {
+		out = append(out, w)
+	}
+	return out
 }
 
 func (t *Txn) fault(step string) error {
@@ -118,110 +195,175 @@ func (t *Txn) fault(step string) error {
 	return nil
 }
 
-// Replace streams the new content through write (which gets the original,
-// opened for reading, and the destination), rotates the original and puts
-// the new file in its place. On any error the original is left in place.
-func (t *Txn) Replace(write func(orig io.Reader, dst io.Writer) error) (*Result, error) {
-	src, err := os.Open(t.Path)
+// step is called between the steps: an injected fault or a cancelled
+// context stops the rewrite there.
+func (t *Txn) step(ctx context.Context, name string) error {
+	if err := t.fault(name); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// refuse is a safety refusal about the session file.
+func (t *Txn) refuse(format string, a ...any) error {
+	return &safety.RefusalError{Path: t.Path, Reason: fmt.Sprintf(format, a...), Class: safety.ErrChanged}
+}
+
+// Replace streams the new content through write (which gets the original as
+// read at Begin, and the destination), rotates the original and puts the new
+// file in its place. On any error, or when ctx is cancelled, the original is
+// left in place untouched and nothing else remains: no temp file, no
+// rotation.
+func (t *Txn) Replace(ctx context.Context, write func(orig io.Reader, dst io.Writer) error) (*Result, error) {
+	if t.dir == nil {
+		return nil, errors.New("rewrite already closed")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	src, err := t.dir.Open(t.base)
 	if err != nil {
 		return nil, err
 	}
 	defer src.Close()
-	dst, err := jsonl.CreateAtomic(t.Path, t.mode)
+	if fi, err := src.Stat(); err != nil {
+		return nil, err
+	} else if k := safety.KeyOf(fi); k != t.id.Key() || fi.Size() != t.id.Size || !fi.ModTime().Equal(t.id.ModTime) {
+		return nil, t.refuse("changed since the rewrite began (size %d → %d); nothing was replaced", t.id.Size, fi.Size())
+	}
+	dst, err := jsonl.CreateAtomicIn(t.dir, t.base, t.mode)
 	if err != nil {
 		return nil, err
 	}
-	if err := write(src, dst); err != nil {
+	// the bytes that were checked, no more: an append meanwhile is caught below
+	orig := &ctxReader{ctx: ctx, r: io.LimitReader(src, t.id.Size)}
+	if err := write(orig, dst); err != nil {
+		dst.Abort()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, err
+	}
+	if err := t.step(ctx, StepWritten); err != nil {
 		dst.Abort()
 		return nil, err
 	}
-	if err := t.fault(StepWritten); err != nil {
-		dst.Abort()
-		return nil, err
-	}
-	// the original must still be what we read before we preserve it
-	if err := safety.CheckUnchanged(t.Path, t.id); err != nil {
-		dst.Abort()
-		return nil, err
+	if t.opt.NoRotation {
+		// the original must still be what we read (with a rotation, the
+		// rotation is checked instead: it is the live file's inode)
+		if err := safety.CheckUnchangedAt(t.dir, t.base, t.id); err != nil {
+			dst.Abort()
+			return nil, err
+		}
 	}
 	res := &Result{OldSize: t.id.Size}
+	linked := false
 	if !t.opt.NoRotation {
-		rot, err := t.rotate()
+		rot, lk, err := rotation.Preserve(t.dir, t.base, t.Agent, src, t.id.Size, t.mode)
 		if err != nil {
 			dst.Abort()
 			return nil, err
 		}
-		res.Rotation = rot
+		res.Rotation, linked = &rot, lk
+		if err := t.checkRotation(rot, linked); err != nil {
+			t.dropRotation(rot)
+			dst.Abort()
+			return nil, err
+		}
+		if err := t.step(ctx, StepRotated); err != nil {
+			t.dropRotation(rot)
+			dst.Abort()
+			return nil, err
+		}
 	}
 	err = dst.Commit(func() error {
-		if err := t.fault(StepRename); err != nil {
+		if err := t.step(ctx, StepRename); err != nil {
 			return err
 		}
-		return safety.CheckUnchanged(t.Path, t.id)
+		if err := safety.CheckUnchangedAt(t.dir, t.base, t.id); err != nil {
+			return err
+		}
+		return t.checkDir()
 	})
 	if err != nil {
-		return res, err
+		if res.Rotation != nil {
+			t.dropRotation(*res.Rotation)
+		}
+		return nil, err
 	}
 	res.NewSize = dst.Written()
+	if err := t.fault(StepRenamed); err != nil {
+		return res, err
+	}
+	// a writer that holds the old file open writes into it, not the new one
+	if fi, err := src.Stat(); err == nil && fi.Size() > t.id.Size {
+		res.LateBytes = fi.Size() - t.id.Size
+		res.LateInRotation = linked
+		if linked {
+			res.Rotation.Size = fi.Size()
+			res.Rotation.ModTime = fi.ModTime().Unix()
+		}
+	}
 	return res, nil
 }
 
-// rotate preserves the original under the next rotation name as a hard link
-// (the same inode: its mode, bytes and mtime), falling back to a copy where
-// links are not possible.
-func (t *Txn) rotate() (*rotation.Rotation, error) {
-	n, placeholder, err := rotation.Reserve(t.Path, t.Agent)
-	if err != nil {
-		return nil, err
-	}
-	if err := t.fault(StepReserved); err != nil {
-		return nil, err
-	}
-	tmp := filepath.Join(filepath.Dir(t.Path), fmt.Sprintf("%slink-%d-%d", jsonl.TempPrefix, os.Getpid(), n))
-	if err := os.Link(t.Path, tmp); err == nil {
-		if err := os.Rename(tmp, placeholder); err != nil {
-			os.Remove(tmp)
-			return nil, err
+// checkRotation makes sure the rotation holds exactly the original that was
+// read. A linked rotation that differs means the live file changed between
+// the last check and the link (an append): a refusal, not an I/O error.
+func (t *Txn) checkRotation(rot rotation.Rotation, linked bool) error {
+	got := safety.IdentityOf(rot.Info())
+	if linked {
+		if !got.Same(t.id) {
+			return t.refuse("changed while sessctl was working on it (size %d → %d); nothing was replaced", t.id.Size, got.Size)
 		}
-	} else {
-		if err := copyInto(t.Path, placeholder, t.mode); err != nil {
-			return nil, err
-		}
+		return nil
 	}
-	if err := jsonl.SyncDir(filepath.Dir(t.Path)); err != nil {
-		return nil, err
+	if got.Size != t.id.Size {
+		return fmt.Errorf("rotation %s holds %d bytes, not the %d of the original; nothing was replaced", rot.Path, got.Size, t.id.Size)
 	}
-	if err := t.fault(StepRotated); err != nil {
-		return nil, err
-	}
-	fi, err := os.Stat(placeholder)
-	if err != nil {
-		return nil, err
-	}
-	if fi.Size() != t.id.Size {
-		return nil, errors.New("rotation " + placeholder + " does not hold the whole original; nothing was replaced")
-	}
-	return &rotation.Rotation{N: n, Path: placeholder, Size: fi.Size(), ModTime: fi.ModTime().Unix()}, nil
+	return safety.CheckUnchangedAt(t.dir, t.base, t.id)
 }
 
-func copyInto(src, dst string, mode os.FileMode) error {
-	in, err := os.Open(src)
+// dropRotation removes a rotation made by this rewrite that is not needed
+// after all because the original is still in place: left behind, a linked
+// rotation would be a second name of the live file, growing with it. When
+// the original is not in place (the rename happened and only a later step
+// failed), the rotation is the original and stays.
+func (t *Txn) dropRotation(rot rotation.Rotation) {
+	live, err := t.dir.Lstat(t.base)
+	if err != nil || live.Dev != t.id.Dev || live.Ino != t.id.Ino {
+		return
+	}
+	name := filepath.Base(rot.Path)
+	if info, err := t.dir.Lstat(name); err == nil && info.SameFile(rot.Info()) {
+		t.dir.Remove(name)
+		t.dir.Sync()
+	}
+}
+
+// checkDir refuses when the session's directory path no longer leads to the
+// directory the rewrite works in (it was moved, or swapped for another): the
+// new file would not be where the user looks for it.
+func (t *Txn) checkDir() error {
+	fi, err := os.Stat(filepath.Dir(t.Path))
 	if err != nil {
-		return err
+		return t.refuse("its directory cannot be found again (%v); nothing was replaced", err)
 	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_TRUNC, 0)
-	if err != nil {
-		return err
+	if k := safety.KeyOf(fi); k.Dev != t.dirID.Dev || k.Ino != t.dirID.Ino {
+		return t.refuse("its directory was moved or replaced while sessctl worked; nothing was replaced")
 	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
+	return nil
+}
+
+// ctxReader stops a read when the context is cancelled.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
 	}
-	out.Chmod(mode)
-	if err := out.Sync(); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
+	return c.r.Read(p)
 }

@@ -2,6 +2,7 @@ package rewrite
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -40,12 +41,12 @@ func keepFirstLine(orig io.Reader, dst io.Writer) error {
 
 func TestReplaceRotatesFirstAndKeepsMode(t *testing.T) {
 	p := setup(t)
-	tx, err := Begin(p, session.Kimi, Options{})
+	tx, err := Begin(context.Background(), p, session.Kimi, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tx.Close()
-	res, err := tx.Replace(keepFirstLine)
+	res, err := tx.Replace(context.Background(), keepFirstLine)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,10 +78,10 @@ func TestReplaceRotatesFirstAndKeepsMode(t *testing.T) {
 // Every failure point leaves all original bytes recoverable, in place or in a
 // rotation, and never a half-written session file.
 func TestFaultAtEveryStepLosesNothing(t *testing.T) {
-	for _, step := range []string{StepWritten, StepReserved, StepRotated, StepRename} {
+	for _, step := range []string{StepWritten, StepRotated, StepRename} {
 		t.Run(step, func(t *testing.T) {
 			p := setup(t)
-			tx, err := Begin(p, session.Kimi, Options{Fault: func(s string) error {
+			tx, err := Begin(context.Background(), p, session.Kimi, Options{Fault: func(s string) error {
 				if s == step {
 					return errors.New("injected crash at " + s)
 				}
@@ -90,7 +91,7 @@ func TestFaultAtEveryStepLosesNothing(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer tx.Close()
-			if _, err := tx.Replace(keepFirstLine); err == nil {
+			if _, err := tx.Replace(context.Background(), keepFirstLine); err == nil {
 				t.Fatal("the injected fault did not stop the rewrite")
 			}
 			got, _ := os.ReadFile(p)
@@ -115,10 +116,10 @@ func TestLiveFileIsRefusedUnlessForced(t *testing.T) {
 	p := setup(t)
 	now := time.Now()
 	os.Chtimes(p, now, now)
-	if _, err := Begin(p, session.Kimi, Options{}); !errors.Is(err, safety.ErrLive) {
+	if _, err := Begin(context.Background(), p, session.Kimi, Options{}); !errors.Is(err, safety.ErrLive) {
 		t.Fatalf("live file: %v", err)
 	}
-	tx, err := Begin(p, session.Kimi, Options{Force: true})
+	tx, err := Begin(context.Background(), p, session.Kimi, Options{Force: true})
 	if err != nil {
 		t.Fatalf("--force: %v", err)
 	}
@@ -127,24 +128,24 @@ func TestLiveFileIsRefusedUnlessForced(t *testing.T) {
 
 func TestSecondRewriterIsRefused(t *testing.T) {
 	p := setup(t)
-	tx, err := Begin(p, session.Claude, Options{})
+	tx, err := Begin(context.Background(), p, session.Claude, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tx.Close()
-	if _, err := Begin(p, session.Claude, Options{}); !errors.Is(err, safety.ErrLocked) {
+	if _, err := Begin(context.Background(), p, session.Claude, Options{}); !errors.Is(err, safety.ErrLocked) {
 		t.Fatalf("second rewriter: %v", err)
 	}
 }
 
 func TestChangeDuringRewriteAborts(t *testing.T) {
 	p := setup(t)
-	tx, err := Begin(p, session.Claude, Options{})
+	tx, err := Begin(context.Background(), p, session.Claude, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tx.Close()
-	_, err = tx.Replace(func(orig io.Reader, dst io.Writer) error {
+	_, err = tx.Replace(context.Background(), func(orig io.Reader, dst io.Writer) error {
 		// the agent appends while we work
 		f, _ := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
 		f.Write([]byte("\n{\"new\":1}\n"))
@@ -167,7 +168,7 @@ func TestSymlinkIsRefused(t *testing.T) {
 	p := setup(t)
 	link := filepath.Join(filepath.Dir(p), "link.jsonl")
 	os.Symlink(p, link)
-	if _, err := Begin(link, session.Claude, Options{}); err == nil {
+	if _, err := Begin(context.Background(), link, session.Claude, Options{}); err == nil {
 		t.Fatal("rewrote through a symlink")
 	}
 }

@@ -20,8 +20,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 
-	"github.com/sessctl/sessctl/pkg/jsonl"
+	"github.com/sessctl/sessctl/pkg/fsroot"
+	"github.com/sessctl/sessctl/pkg/safety"
 	"github.com/sessctl/sessctl/pkg/session"
 )
 
@@ -31,6 +33,8 @@ type Rotation struct {
 	Path    string `json:"path"`
 	Size    int64  `json:"size"`
 	ModTime int64  `json:"mtime_unix"`
+
+	info fsroot.Info // what ListIn or Preserve saw: Remove re-checks it
 }
 
 var kimiRe = regexp.MustCompile(`^context_(\d+)\.jsonl$`)
@@ -83,10 +87,22 @@ func matcher(path string, agent session.Agent) func(name string) int {
 
 // List returns the rotations of path, oldest (lowest N) first.
 func List(path string, agent session.Agent) ([]Rotation, error) {
-	ents, err := os.ReadDir(filepath.Dir(path))
+	dir, err := fsroot.OpenDir(filepath.Dir(path))
 	if err != nil {
 		return nil, err
 	}
+	defer dir.Close()
+	return ListIn(dir, filepath.Base(path), agent)
+}
+
+// ListIn returns the rotations of the file named base in dir, oldest first,
+// each with its identity (fstatat through the handle), for Remove.
+func ListIn(dir *fsroot.Dir, base string, agent session.Agent) ([]Rotation, error) {
+	ents, err := dir.ReadDir()
+	if err != nil {
+		return nil, err
+	}
+	path := dir.Join(base)
 	match := matcher(path, agent)
 	var out []Rotation
 	for _, e := range ents {
@@ -94,12 +110,11 @@ func List(path string, agent session.Agent) ([]Rotation, error) {
 		if n < 0 || !e.Type().IsRegular() {
 			continue
 		}
-		info, err := e.Info()
-		if err != nil {
-			continue // removed while listing
+		info, err := dir.Lstat(e.Name())
+		if err != nil || !info.Mode.IsRegular() {
+			continue // removed or replaced while listing
 		}
-		out = append(out, Rotation{N: n, Path: filepath.Join(filepath.Dir(path), e.Name()),
-			Size: info.Size(), ModTime: info.ModTime().Unix()})
+		out = append(out, Rotation{N: n, Path: dir.Join(e.Name()), Size: info.Size, ModTime: info.ModTime.Unix(), info: info})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].N < out[j].N })
 	return out, nil
@@ -112,103 +127,114 @@ func Next(path string, agent session.Agent) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	return next(rs), nil
+}
+
+func next(rs []Rotation) int {
 	if len(rs) == 0 {
-		return 1, nil
+		return 1
 	}
-	return rs[len(rs)-1].N + 1, nil
+	return rs[len(rs)-1].N + 1
 }
 
-// Reserve creates the next rotation as an empty placeholder (exclusive
-// create, mode 0600; a taken name moves on to the next number) and returns
-// its number and path. This is Kimi's next_available_rotation.
-func Reserve(path string, agent session.Agent) (int, string, error) {
-	n, err := Next(path, agent)
+// Info is the rotation's identity when it was listed or made.
+func (r Rotation) Info() fsroot.Info { return r.info }
+
+// Remove unlinks rotation r from dir (the directory it was listed in) if it
+// is still the file that was listed: same device, inode, size and mtime,
+// checked through the handle right before the unlink. A rotation that changed
+// is left alone with an error saying so.
+func Remove(dir *fsroot.Dir, r Rotation) error {
+	name := filepath.Base(r.Path)
+	info, err := dir.Lstat(name)
 	if err != nil {
-		return 0, "", err
+		return err
 	}
-	for tries := 0; tries < 1000; tries++ {
-		p := NameFor(path, agent, n)
-		f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if !info.Same(r.info) {
+		return &safety.RefusalError{Path: r.Path, Class: safety.ErrChanged, Reason: "changed since it was listed; left alone"}
+	}
+	return dir.Remove(name)
+}
+
+// Preserve keeps the current bytes of the file named base in dir under the
+// next free rotation name, and returns that rotation. It makes a hard link
+// (the same inode: mode, bytes and mtime) with linkat, which fails on a
+// taken name, so the name is reserved and the bytes preserved in one step:
+// an interrupted Preserve leaves no empty placeholder behind. Where hard
+// links are not possible it copies src (the original, opened for reading;
+// size bytes of it) into a new file created exclusively under the rotation
+// name, then syncs it. The directory is synced either way.
+//
+// linked says which of the two was done: a linked rotation is the live
+// file's inode until the live file is replaced.
+func Preserve(dir *fsroot.Dir, base string, agent session.Agent, src *os.File, size int64, mode os.FileMode) (r Rotation, linked bool, err error) {
+	rs, err := ListIn(dir, base, agent)
+	if err != nil {
+		return Rotation{}, false, err
+	}
+	path := dir.Join(base)
+	n := next(rs)
+	for tries := 0; tries < 1000; tries, n = tries+1, n+1 {
+		name := filepath.Base(NameFor(path, agent, n))
+		err := linkFile(dir, base, name)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
 		if err == nil {
-			f.Close()
-			return n, p, nil
+			info, err := dir.Lstat(name)
+			if err != nil {
+				return Rotation{}, false, err
+			}
+			return Rotation{N: n, Path: dir.Join(name), Size: info.Size, ModTime: info.ModTime.Unix(), info: info}, true, dir.Sync()
 		}
-		if !errors.Is(err, fs.ErrExist) {
-			return 0, "", err
+		if !linkUnsupported(err) {
+			return Rotation{}, false, err
 		}
-		n++
+		f, err := dir.Create(name, 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return Rotation{}, false, err
+		}
+		r, err := copyInto(dir, name, f, io.NewSectionReader(src, 0, size), mode)
+		if err != nil {
+			dir.Remove(name)
+			return Rotation{}, false, err
+		}
+		r.N = n
+		return r, false, dir.Sync()
 	}
-	return 0, "", fmt.Errorf("%s: no free rotation name after 1000 tries", path)
+	return Rotation{}, false, fmt.Errorf("%s: no free rotation name after 1000 tries", path)
 }
 
-// Move rotates path away: it reserves the next rotation and renames the file
-// onto it (the rotated file is the same inode, so it keeps its mode and
-// bytes), then syncs the directory. path no longer exists afterwards.
-func Move(path string, agent session.Agent) (Rotation, error) {
-	n, p, err := Reserve(path, agent)
-	if err != nil {
-		return Rotation{}, err
-	}
-	if err := os.Rename(path, p); err != nil {
-		os.Remove(p) // give the placeholder back
-		return Rotation{}, err
-	}
-	if err := jsonl.SyncDir(filepath.Dir(path)); err != nil {
-		return Rotation{}, err
-	}
-	return stat(n, p)
+// linkFile is dir.Link (tests replace it to take the copy path).
+var linkFile = (*fsroot.Dir).Link
+
+// linkUnsupported reports a link error that means "this file system cannot
+// hard-link here" rather than a real failure.
+func linkUnsupported(err error) bool {
+	return errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.ENOTSUP) || errors.Is(err, syscall.EOPNOTSUPP) ||
+		errors.Is(err, syscall.EMLINK) || errors.Is(err, syscall.EXDEV) || errors.Is(err, syscall.ENOSYS)
 }
 
-// Copy makes the next rotation a byte-for-byte copy of path (mode and mtime
-// kept) and leaves path in place. The copy is synced before Copy returns.
-func Copy(path string, agent session.Agent) (Rotation, error) {
-	src, err := os.Open(path)
+func copyInto(dir *fsroot.Dir, name string, out *os.File, in io.Reader, mode os.FileMode) (Rotation, error) {
+	defer out.Close()
+	if _, err := io.Copy(out, in); err != nil {
+		return Rotation{}, err
+	}
+	if err := out.Chmod(mode); err != nil {
+		return Rotation{}, err
+	}
+	if err := out.Sync(); err != nil {
+		return Rotation{}, err
+	}
+	if err := out.Close(); err != nil {
+		return Rotation{}, err
+	}
+	info, err := dir.Lstat(name)
 	if err != nil {
 		return Rotation{}, err
 	}
-	defer src.Close()
-	fi, err := src.Stat()
-	if err != nil {
-		return Rotation{}, err
-	}
-	n, p, err := Reserve(path, agent)
-	if err != nil {
-		return Rotation{}, err
-	}
-	fail := func(err error) (Rotation, error) {
-		os.Remove(p)
-		return Rotation{}, err
-	}
-	dst, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0)
-	if err != nil {
-		return fail(err)
-	}
-	if _, err := io.Copy(dst, src); err != nil {
-		dst.Close()
-		return fail(err)
-	}
-	if err := dst.Chmod(fi.Mode().Perm()); err != nil {
-		dst.Close()
-		return fail(err)
-	}
-	if err := dst.Sync(); err != nil {
-		dst.Close()
-		return fail(err)
-	}
-	if err := dst.Close(); err != nil {
-		return fail(err)
-	}
-	os.Chtimes(p, fi.ModTime(), fi.ModTime())
-	if err := jsonl.SyncDir(filepath.Dir(p)); err != nil {
-		return Rotation{}, err
-	}
-	return stat(n, p)
-}
-
-func stat(n int, p string) (Rotation, error) {
-	fi, err := os.Stat(p)
-	if err != nil {
-		return Rotation{}, err
-	}
-	return Rotation{N: n, Path: p, Size: fi.Size(), ModTime: fi.ModTime().Unix()}, nil
+	return Rotation{Path: dir.Join(name), Size: info.Size, ModTime: info.ModTime.Unix(), info: info}, nil
 }

@@ -3,8 +3,10 @@ package rotation
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
+	"github.com/sessctl/sessctl/pkg/fsroot"
 	"github.com/sessctl/sessctl/pkg/session"
 )
 
@@ -13,6 +15,27 @@ func write(t *testing.T, p, s string, mode os.FileMode) {
 	if err := os.WriteFile(p, []byte(s), mode); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// preserve runs Preserve on the file at live.
+func preserve(t *testing.T, live string, agent session.Agent) (Rotation, bool) {
+	t.Helper()
+	dir, err := fsroot.OpenDir(filepath.Dir(live))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.Close()
+	src, err := os.Open(live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	fi, _ := src.Stat()
+	r, linked, err := Preserve(dir, filepath.Base(live), agent, src, fi.Size(), fi.Mode().Perm())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, linked
 }
 
 func TestKimiNamesFollowKimi(t *testing.T) {
@@ -27,53 +50,44 @@ func TestKimiNamesFollowKimi(t *testing.T) {
 	if err != nil || n != 6 {
 		t.Fatalf("Next = %d, %v; want 6", n, err)
 	}
-	// a taken name moves on
-	write(t, filepath.Join(dir, "context_6.jsonl"), "", 0o644)
-	os.Remove(filepath.Join(dir, "context_6.jsonl"))
-	r, err := Move(live, session.Kimi)
-	if err != nil {
-		t.Fatal(err)
+	r, linked := preserve(t, live, session.Kimi)
+	if filepath.Base(r.Path) != "context_6.jsonl" || r.N != 6 || !linked {
+		t.Fatalf("preserved as %s (linked %v)", r.Path, linked)
 	}
-	if filepath.Base(r.Path) != "context_6.jsonl" || r.N != 6 {
-		t.Fatalf("moved to %s", r.Path)
-	}
-	if _, err := os.Stat(live); !os.IsNotExist(err) {
-		t.Fatal("live file still there after Move")
-	}
-	fi, _ := os.Stat(r.Path)
-	if fi.Mode().Perm() != 0o644 {
-		t.Fatalf("rotated file mode %v, want the live file's 0644", fi.Mode().Perm())
+	a, _ := os.Stat(live)
+	b, _ := os.Stat(r.Path)
+	if !os.SameFile(a, b) || b.Mode().Perm() != 0o644 {
+		t.Fatalf("rotation is not the live file's inode with its mode (%v)", b.Mode())
 	}
 }
 
-func TestReserveSkipsTakenName(t *testing.T) {
+// linkat reserves the name: a name taken by something List does not count
+// (here a directory) moves on to the next number.
+func TestPreserveSkipsTakenName(t *testing.T) {
 	dir := t.TempDir()
 	live := filepath.Join(dir, "a.jsonl")
 	write(t, live, "x\n", 0o600)
 	write(t, filepath.Join(dir, "a.jsonl.1"), "", 0o600)
-	// simulate a racing reservation: a.jsonl.2 appears between List and create
-	// by creating it first and checking that Reserve moves to 3
-	write(t, filepath.Join(dir, "a.jsonl.2"), "", 0o600)
-	n, p, err := Reserve(live, session.Claude)
-	if err != nil || n != 3 || filepath.Base(p) != "a.jsonl.3" {
-		t.Fatalf("Reserve = %d %s %v", n, p, err)
+	if err := os.Mkdir(filepath.Join(dir, "a.jsonl.2"), 0o700); err != nil {
+		t.Fatal(err)
 	}
-	fi, _ := os.Stat(p)
-	if fi.Size() != 0 || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("placeholder %v %d", fi.Mode(), fi.Size())
+	r, _ := preserve(t, live, session.Claude)
+	if r.N != 3 || filepath.Base(r.Path) != "a.jsonl.3" {
+		t.Fatalf("Preserve = %d %s", r.N, r.Path)
 	}
 }
 
-func TestCopyKeepsOriginalAndMode(t *testing.T) {
+// Where hard links are impossible, the rotation is a synced copy with the
+// live file's mode, and no placeholder is left when the copy fails.
+func TestPreserveCopiesWhereLinksFail(t *testing.T) {
+	defer func(f func(*fsroot.Dir, string, string) error) { linkFile = f }(linkFile)
+	linkFile = func(*fsroot.Dir, string, string) error { return &os.LinkError{Op: "link", Err: syscall.EPERM} }
 	dir := t.TempDir()
 	live := filepath.Join(dir, "rollout-x.jsonl")
 	write(t, live, "{\"a\":1}\n{\"b\":2}", 0o640)
-	r, err := Copy(live, session.Codex)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if filepath.Base(r.Path) != "rollout-x.jsonl.1" {
-		t.Fatalf("copy at %s", r.Path)
+	r, linked := preserve(t, live, session.Codex)
+	if linked || filepath.Base(r.Path) != "rollout-x.jsonl.1" {
+		t.Fatalf("copy at %s (linked %v)", r.Path, linked)
 	}
 	a, _ := os.ReadFile(live)
 	b, _ := os.ReadFile(r.Path)

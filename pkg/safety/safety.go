@@ -15,7 +15,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gofrs/flock"
+	"github.com/sessctl/sessctl/pkg/fsroot"
+	"golang.org/x/sys/unix"
 )
 
 // DefaultQuiet is how long a file must have been left alone before sessctl
@@ -43,6 +44,15 @@ func identityOf(fi os.FileInfo) Identity {
 	k := KeyOf(fi)
 	return Identity{Dev: k.Dev, Ino: k.Ino, Size: fi.Size(), ModTime: fi.ModTime()}
 }
+
+// IdentityOf is the identity of a file described through a directory
+// handle.
+func IdentityOf(i fsroot.Info) Identity {
+	return Identity{Dev: i.Dev, Ino: i.Ino, Size: i.Size, ModTime: i.ModTime}
+}
+
+// Key is the device and inode of the identity.
+func (a Identity) Key() FileKey { return FileKey{a.Dev, a.Ino} }
 
 // Same reports whether two identities describe the same unchanged file.
 func (a Identity) Same(b Identity) bool {
@@ -85,16 +95,20 @@ type Process struct {
 // CheckLive refuses a file that changed less than quiet ago, or that a
 // process holds open for writing. now is injected for tests.
 func CheckLive(path string, quiet time.Duration, now time.Time) error {
-	fi, err := os.Lstat(path)
+	id, err := Stat(path)
 	if err != nil {
 		return err
 	}
-	if age := now.Sub(fi.ModTime()); age < quiet && age > -time.Minute {
+	return CheckLiveID(path, id, quiet, now)
+}
+
+// CheckLiveID is CheckLive for a file whose identity was just taken
+// (through a directory handle).
+func CheckLiveID(path string, id Identity, quiet time.Duration, now time.Time) error {
+	if age := now.Sub(id.ModTime); age < quiet && age > -time.Minute {
 		return refuse(ErrLive, path, "modified %s ago: an agent may still be writing it", age.Round(time.Second))
 	}
-	writers, err := OpenWriters(path)
-	if err == nil && len(writers) > 0 {
-		w := writers[0]
+	if w, ok := Writers()[id.Key()]; ok {
 		return refuse(ErrLive, path, "open for writing by process %d (%s)", w.PID, w.Command)
 	}
 	return nil
@@ -190,15 +204,34 @@ func CheckUnchanged(path string, before Identity) error {
 	if err != nil {
 		return refuse(ErrChanged, path, "cannot stat it again before replacing it: %v", err)
 	}
+	return unchanged(path, before, now)
+}
+
+// CheckUnchangedAt refuses when name in dir is no longer what was read
+// (fstatat through the handle: a symlink swapped onto the path cannot
+// redirect the check).
+func CheckUnchangedAt(dir *fsroot.Dir, name string, before Identity) error {
+	info, err := dir.Lstat(name)
+	if err != nil {
+		return refuse(ErrChanged, dir.Join(name), "cannot stat it again before replacing it: %v", err)
+	}
+	return unchanged(dir.Join(name), before, IdentityOf(info))
+}
+
+func unchanged(path string, before, now Identity) error {
 	if !now.Same(before) {
+		if now.Dev != before.Dev || now.Ino != before.Ino {
+			return refuse(ErrChanged, path, "was replaced by another file while sessctl was working on it; nothing was replaced")
+		}
 		return refuse(ErrChanged, path, "changed while sessctl was working on it (size %d → %d); nothing was replaced", before.Size, now.Size)
 	}
 	return nil
 }
 
-// Lock is an advisory lock held on a sidecar lock file.
+// Lock is an advisory lock (flock(2)) held on a sidecar lock file.
 type Lock struct {
-	fl   *flock.Flock
+	f    *os.File
+	dir  *fsroot.Dir // the lock file's directory, when the lock owns it
 	Path string
 }
 
@@ -208,8 +241,11 @@ type Lock struct {
 // them with their session.
 func LockPath(path string) string {
 	dir, base := filepath.Split(path)
-	return filepath.Join(dir, "."+base+LockSuffix)
+	return filepath.Join(dir, LockName(base))
 }
+
+// LockName is the name of the lock file of the session file named base.
+func LockName(base string) string { return "." + base + LockSuffix }
 
 // LockSuffix ends the name of every sessctl lock file.
 const LockSuffix = ".sessctl.lock"
@@ -217,29 +253,91 @@ const LockSuffix = ".sessctl.lock"
 // LockFile takes the exclusive lock of a session file without waiting: if
 // another sessctl holds it, it refuses.
 func LockFile(path string) (*Lock, error) {
-	return lockAt(LockPath(path), path)
+	return lockNamed(filepath.Dir(path), LockName(filepath.Base(path)), path)
+}
+
+// LockIn takes the exclusive lock of the session file named base in dir,
+// creating the lock file through the directory handle: the lock is taken in
+// the directory the handle names, wherever its path now leads. subject names
+// the session in a refusal.
+func LockIn(dir *fsroot.Dir, base, subject string) (*Lock, error) {
+	return lockIn(dir, LockName(base), subject)
 }
 
 // LockAt takes an exclusive lock on lockPath itself (for locks that are not
 // tied to one session file, such as cleanup's).
-func LockAt(lockPath string) (*Lock, error) { return lockAt(lockPath, lockPath) }
+func LockAt(lockPath string) (*Lock, error) {
+	return lockNamed(filepath.Dir(lockPath), filepath.Base(lockPath), lockPath)
+}
 
-func lockAt(lockPath, subject string) (*Lock, error) {
-	fl := flock.New(lockPath, flock.SetPermissions(0o600))
-	ok, err := fl.TryLock()
+// lockNamed opens dir and takes the lock name in it, for a lock that owns
+// its directory handle.
+func lockNamed(dir, name, subject string) (*Lock, error) {
+	d, err := fsroot.OpenDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", lockPath, err)
+		return nil, fmt.Errorf("lock %s: %w", filepath.Join(dir, name), err)
 	}
-	if !ok {
-		return nil, refuse(ErrLocked, subject, "another sessctl is working on it (lock %s)", lockPath)
+	l, err := lockIn(d, name, subject)
+	if err != nil {
+		d.Close()
+		return nil, err
 	}
-	return &Lock{fl: fl, Path: lockPath}, nil
+	l.dir = d
+	return l, nil
+}
+
+// lockIn is flock(LOCK_EX|LOCK_NB) on the lock file name in dir. (gofrs/flock
+// does the same flock call, but only by path, which is what a handle
+// avoids.) The lock file is opened without following a symlink.
+func lockIn(dir *fsroot.Dir, name, subject string) (*Lock, error) {
+	f, err := dir.OpenLock(name, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", dir.Join(name), err)
+	}
+	if err := tryLock(f); err != nil {
+		f.Close()
+		if err == unix.EWOULDBLOCK {
+			return nil, refuse(ErrLocked, subject, "another sessctl is working on it (lock %s)", dir.Join(name))
+		}
+		return nil, fmt.Errorf("lock %s: %w", dir.Join(name), err)
+	}
+	return &Lock{f: f, Path: dir.Join(name)}, nil
 }
 
 // Unlock releases the lock.
 func (l *Lock) Unlock() error {
-	if l == nil {
+	if l == nil || l.f == nil {
 		return nil
 	}
-	return l.fl.Unlock()
+	unix.Flock(int(l.f.Fd()), unix.LOCK_UN)
+	err := l.f.Close()
+	l.f = nil
+	l.dir.Close()
+	return err
+}
+
+// Held reports whether another process holds the lock of the session file
+// named base in dir, without creating the lock file (for dry runs and
+// reports, which must not write).
+func Held(dir *fsroot.Dir, base string) bool {
+	f, err := dir.Open(LockName(base))
+	if err != nil {
+		return false // no lock file: nobody holds it
+	}
+	defer f.Close()
+	if tryLock(f) == nil {
+		unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		return false
+	}
+	return true
+}
+
+// tryLock is flock(LOCK_EX|LOCK_NB), retried when a signal interrupts it.
+func tryLock(f *os.File) error {
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err != unix.EINTR {
+			return err
+		}
+	}
 }

@@ -168,6 +168,11 @@ func Discover(roots []Root, missingOK bool) *Result {
 			continue
 		}
 		if !fi.IsDir() {
+			if !fi.Mode().IsRegular() {
+				// a named pipe or a device would block or never end
+				d.res.Errors = append(d.res.Errors, &jsonl.NotRegularError{Path: r.Path, Mode: fi.Mode()})
+				continue
+			}
 			d.explicitFile(r, r.Path)
 			continue
 		}
@@ -684,7 +689,7 @@ func roleOrder(r FileRole) int {
 
 // headSessionID reads the sessionId of the first line that has one.
 func headSessionID(p string) string {
-	f, err := os.Open(p)
+	f, err := jsonl.Open(p)
 	if err != nil {
 		return ""
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -44,7 +43,7 @@ func Decode(f Format, l *jsonl.Line) Record {
 // ReadFile streams the records of a file through fn. fn's Record is only
 // valid during the call (its Line.Raw is reused).
 func ReadFile(path string, f Format, fn func(*Record) error) error {
-	fh, err := os.Open(path)
+	fh, err := jsonl.Open(path)
 	if err != nil {
 		return err
 	}
@@ -66,7 +65,7 @@ const checkEvery = 256
 // ReadFileContext is ReadFile that stops with ctx.Err() when ctx is done.
 // jsonl.ErrStop from fn ends the read early with a nil error.
 func ReadFileContext(ctx context.Context, path string, f Format, fn func(*Record) error) error {
-	fh, err := os.Open(path)
+	fh, err := jsonl.Open(path)
 	if err != nil {
 		return err
 	}
@@ -99,7 +98,7 @@ const (
 // as a hint. It reads at most sniffHead usable lines and keeps no line longer
 // than sniffMaxLine in memory.
 func DetectFile(path string) (Agent, error) {
-	f, err := os.Open(path)
+	f, err := jsonl.Open(path)
 	if err != nil {
 		return Unknown, err
 	}

@@ -115,7 +115,7 @@ const headLines = 50
 // scanFile calls fn for every line of a file, with a read buffer no larger
 // than the file (ls opens thousands of small files).
 func scanFile(path string, fn func(*jsonl.Line)) error {
-	fh, err := os.Open(path)
+	fh, err := jsonl.Open(path)
 	if err != nil {
 		return err
 	}
@@ -139,7 +139,7 @@ func scanFile(path string, fn func(*jsonl.Line)) error {
 
 func firstPrompt(path string, f Format) string {
 	var out string
-	fh, err := os.Open(path)
+	fh, err := jsonl.Open(path)
 	if err != nil {
 		return ""
 	}
@@ -202,7 +202,7 @@ func codexThreadName(s *Session) string {
 		dir = parent
 	}
 	for _, p := range candidates {
-		fh, err := os.Open(p)
+		fh, err := jsonl.Open(p)
 		if err != nil {
 			continue
 		}
@@ -235,7 +235,7 @@ func HeadCWD(s *Session) string {
 	if f == nil {
 		return ""
 	}
-	fh, err := os.Open(s.Main)
+	fh, err := jsonl.Open(s.Main)
 	if err != nil {
 		return ""
 	}

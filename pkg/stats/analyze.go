@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"slices"
 	"sort"
@@ -679,7 +678,7 @@ const decodeBatch = 1 << 20
 // with the counts of the strings cut from it when it was huge (shorten;
 // countCut counts a cut part). It stops with ctx.Err() when ctx is done.
 func readParallel(ctx context.Context, path string, f session.Format, countCut func([]byte) bigCount, fn func(*session.Record, []bigCount) error) error {
-	fh, err := os.Open(path)
+	fh, err := jsonl.Open(path)
 	if err != nil {
 		return err
 	}

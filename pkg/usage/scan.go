@@ -3,7 +3,6 @@ package usage
 import (
 	"context"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/sessctl/sessctl/pkg/jsonl"
@@ -80,7 +79,7 @@ func (rd *Reader) Reuse(reqs []Request) {
 // MaxLine) and its number of usage records. It stops with ctx.Err() when
 // ctx is done.
 func (rd *Reader) ReadFile(ctx context.Context, path string, sc Scanner, class FileClass) (*FileUsage, error) {
-	fh, err := os.Open(path)
+	fh, err := jsonl.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -234,7 +234,7 @@ func (fw *follower) open(path string, agent session.Agent) error {
 	}
 	// an empty file (a session just created) is followed too: its agent is
 	// detected from its first complete line (detect)
-	f, err := os.Open(path)
+	f, err := jsonl.Open(path)
 	if err != nil {
 		return err
 	}
@@ -346,7 +346,7 @@ func (fw *follower) step() (done bool, err error) {
 			fw.flushPartial()
 		}
 		old := fw.rotatedName()
-		f, err := os.Open(fw.path)
+		f, err := jsonl.Open(fw.path)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return false, nil // gone again; the next step sees it

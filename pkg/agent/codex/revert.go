@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"time"
 
@@ -93,7 +92,7 @@ func RollbackLine(now time.Time, ordinal int64, k int) []byte {
 // lastOrdinal is the envelope ordinal of the file's last record that has
 // one, -1 when none has.
 func lastOrdinal(path string) (int64, error) {
-	fh, err := os.Open(path)
+	fh, err := jsonl.Open(path)
 	if err != nil {
 		return -1, err
 	}

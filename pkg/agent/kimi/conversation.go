@@ -3,7 +3,6 @@ package kimi
 import (
 	"context"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -27,7 +26,7 @@ func (Home) TurnUnit() string { return "checkpoint" }
 
 // readRecords streams a context file's records as Kimi reads them.
 func readRecords(ctx context.Context, path string, fn func(*session.Record) error) error {
-	fh, err := os.Open(path)
+	fh, err := jsonl.Open(path)
 	if err != nil {
 		return err
 	}
@@ -131,7 +130,7 @@ func (Home) PlanRevert(ctx context.Context, path string, p *checkpoint.Plan, _ [
 		return errMechanism(p.Mechanism)
 	}
 	p.Mechanism = checkpoint.KimiRevertTo
-	f, err := os.Open(path)
+	f, err := jsonl.Open(path)
 	if err != nil {
 		return err
 	}
