@@ -106,8 +106,8 @@ func runRevert(ctx context.Context, env *appEnv, s *session.Session, opt revertO
 				withHint("pick a later turn; to drop the whole session, delete it")
 		}
 		out.Plan = p
-		if p.Kimi != nil {
-			out.CorruptLeftBehind = p.Kimi.Dropped + p.Kimi.Blank
+		if p.Copied != nil {
+			out.CorruptLeftBehind = p.Copied.Dropped + p.Copied.Blank
 		}
 		out.Warnings = append(out.Warnings, p.Warnings...)
 		return nil
@@ -187,8 +187,8 @@ func renderRevert(env *appEnv, out revertOutput, opt revertOptions) error {
 	if p.KeptAfterCut > 0 {
 		fmt.Fprintf(w, "  kept %s from after the cut\n", plural(p.KeptAfterCut, "session-name record"))
 	}
-	if p.Kimi != nil {
-		fmt.Fprintf(w, "  kept %s; context tokens at the checkpoint: %s\n", plural(p.Kimi.Kept, "record"), tokensText(p.Kimi.Tokens))
+	if p.Copied != nil {
+		fmt.Fprintf(w, "  kept %s; context tokens at the checkpoint: %s\n", plural(p.Copied.Kept, "record"), tokensText(p.Copied.Tokens))
 	}
 	rot := ""
 	if out.Rotation != nil {
@@ -207,7 +207,7 @@ func renderRevert(env *appEnv, out revertOutput, opt revertOptions) error {
 
 func lineOf(p *checkpoint.Plan) int {
 	if p.Mechanism == checkpoint.KimiRevertTo {
-		return p.Kimi.CutLine
+		return p.Copied.CutLine
 	}
 	return p.CutLine
 }

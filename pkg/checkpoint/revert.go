@@ -78,8 +78,10 @@ type Plan struct {
 	keptAfterSize int64 // their bytes
 	// RollbackTurns is num_turns of the appended thread_rolled_back.
 	RollbackTurns int `json:"rollback_turns,omitempty"`
-	// Kimi holds the details of a Kimi revert.
-	Kimi *KimiRevertStats `json:"kimi,omitempty"`
+	// Copied holds the details of a revert that copies the kept records
+	// into a new file instead of cutting it (kimi-cli's revert_to). Its
+	// JSON name stays "kimi", the name it has always had in --json.
+	Copied *CopyRevertStats `json:"kimi,omitempty"`
 	// Ordinal is the ordinal the appended Codex record gets (-1: none).
 	Ordinal int64 `json:"-"`
 	// Appended is the line a revert appends (Codex's rollback), without
@@ -89,8 +91,9 @@ type Plan struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-// KimiRevertStats describes what kimi-cli's revert_to(N) keeps and drops.
-type KimiRevertStats struct {
+// CopyRevertStats describes what a copying revert (kimi-cli's revert_to(N))
+// keeps and drops.
+type CopyRevertStats struct {
 	// Found is set when a line {"role": "_checkpoint", "id": N} exists (the
 	// cut); CutLine is its 1-based line number (Python's line splitting) and
 	// CutOffset its byte offset.
@@ -182,8 +185,8 @@ func (p *Plan) Write(src io.Reader, dst io.Writer, now time.Time) error {
 // NewSize predicts the size of the reverted file from the original's.
 func (p *Plan) NewSize(old int64) int64 {
 	switch {
-	case p.Kimi != nil:
-		return p.Kimi.KeptBytes
+	case p.Copied != nil:
+		return p.Copied.KeptBytes
 	case p.Appended != nil:
 		return old + int64(len(p.Appended)) + 1
 	}

@@ -139,7 +139,7 @@ func (Home) PlanRevert(ctx context.Context, path string, p *checkpoint.Plan, _ [
 	if err != nil {
 		return err
 	}
-	p.Kimi = &st
+	p.Copied = &st
 	p.Cut = st.CutOffset
 	p.Point = checkpoint.Point{N: p.N, Line: st.CutLine, Offset: st.CutOffset, Cut: st.CutOffset, Tokens: st.Tokens}
 	return checkpoint.MeasureRemoved(ctx, path, p)

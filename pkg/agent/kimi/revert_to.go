@@ -29,8 +29,8 @@ import (
 // kimi-cli would refuse the latter and turn the former into a pure rotation,
 // which sessctl refuses instead. dst has then received the kept prefix and
 // must be discarded.
-func RevertTo(src io.Reader, dst io.Writer, n int64) (checkpoint.KimiRevertStats, error) {
-	st := checkpoint.KimiRevertStats{Tokens: -1}
+func RevertTo(src io.Reader, dst io.Writer, n int64) (checkpoint.CopyRevertStats, error) {
+	st := checkpoint.CopyRevertStats{Tokens: -1}
 	sp := newPyLines(src)
 	bw := bufio.NewWriterSize(dst, 64<<10)
 	for {

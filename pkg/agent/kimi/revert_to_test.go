@@ -22,7 +22,7 @@ func samplesDir(t testing.TB) string {
 	return d
 }
 
-func revert(t *testing.T, in string, n int64) (string, checkpoint.KimiRevertStats, error) {
+func revert(t *testing.T, in string, n int64) (string, checkpoint.CopyRevertStats, error) {
 	t.Helper()
 	var out bytes.Buffer
 	st, err := RevertTo(strings.NewReader(in), &out, n)
