@@ -235,9 +235,13 @@ func (b Bases) AgentOf(name string) (session.Agent, bool) {
 // rotationOf is the session file (one of bases) whose rotation name is
 // name, or "".
 func rotationOf(name string, bases Sessions) string {
-	if m := kimiRe.FindStringSubmatch(name); m != nil {
-		if a, ok := bases.AgentOf("context.jsonl"); ok && kimiStyle("context.jsonl", a) {
-			return "context.jsonl"
+	for _, h := range session.Homes() {
+		if nm, ok := h.(Namer); ok {
+			if b, _, ok := nm.RotationOf(name); ok {
+				if a, ok := bases.AgentOf(b); ok && a == h.Agent() {
+					return b
+				}
+			}
 		}
 	}
 	i := strings.LastIndexByte(name, '.')
@@ -248,7 +252,10 @@ func rotationOf(name string, bases Sessions) string {
 		return ""
 	}
 	base := name[:i]
-	if a, ok := bases.AgentOf(base); ok && !kimiStyle(base, a) {
+	if a, ok := bases.AgentOf(base); ok {
+		if _, named := clientNamer(base, a); named {
+			return ""
+		}
 		return base
 	}
 	return ""

@@ -16,7 +16,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,33 +36,50 @@ type Rotation struct {
 	info fsroot.Info // what ListIn or Preserve saw: Remove re-checks it
 }
 
-var kimiRe = regexp.MustCompile(`^context_(\d+)\.jsonl$`)
+// Namer is implemented by the homes of agents whose client names the older
+// generations of a file itself (kimi-cli's context_N.jsonl beside
+// context.jsonl). Every other file rotates the way sessctl names it:
+// <name>.N.
+type Namer interface {
+	// RotationName is the name of generation n of the file called base, and
+	// whether the client names that file's generations at all.
+	RotationName(base string, n int) (string, bool)
+	// RotationOf is the file whose generation the name is, and its number;
+	// ok is false for a name that is no generation the client names.
+	RotationOf(name string) (base string, n int, ok bool)
+}
 
-// kimiStyle reports whether path rotates the way Kimi names rotations.
-func kimiStyle(path string, agent session.Agent) bool {
-	return agent == session.Kimi && filepath.Base(path) == "context.jsonl"
+// clientNamer returns the home's Namer when the agent's client names the
+// rotations of the file called base.
+func clientNamer(base string, agent session.Agent) (Namer, bool) {
+	nm, ok := session.As[Namer](agent)
+	if !ok {
+		return nil, false
+	}
+	if _, named := nm.RotationName(base, 1); !named {
+		return nil, false
+	}
+	return nm, true
 }
 
 // NameFor is the path of rotation n of path.
 func NameFor(path string, agent session.Agent, n int) string {
-	dir := filepath.Dir(path)
-	if kimiStyle(path, agent) {
-		return filepath.Join(dir, fmt.Sprintf("context_%d.jsonl", n))
+	dir, base := filepath.Dir(path), filepath.Base(path)
+	if nm, ok := clientNamer(base, agent); ok {
+		name, _ := nm.RotationName(base, n)
+		return filepath.Join(dir, name)
 	}
-	return filepath.Join(dir, fmt.Sprintf("%s.%d", filepath.Base(path), n))
+	return filepath.Join(dir, fmt.Sprintf("%s.%d", base, n))
 }
 
 // matcher returns a function that extracts the rotation number from a file
 // name in path's directory, or -1.
 func matcher(path string, agent session.Agent) func(name string) int {
-	if kimiStyle(path, agent) {
+	base := filepath.Base(path)
+	if nm, ok := clientNamer(base, agent); ok {
 		return func(name string) int {
-			m := kimiRe.FindStringSubmatch(name)
-			if m == nil {
-				return -1
-			}
-			n, err := strconv.Atoi(m[1]) // context_01.jsonl counts as 1, as in Kimi
-			if err != nil {
+			b, n, ok := nm.RotationOf(name)
+			if !ok || b != base {
 				return -1
 			}
 			return n

@@ -28,7 +28,6 @@ var homeDir = regexp.MustCompile(`^pkg/(agent/[a-z]+/|session/(record|home)\.go$
 var pending = map[string]bool{
 	"pkg/cleanup/plan.go":      true,
 	"pkg/cleanup/side.go":      true,
-	"pkg/rotation/rotation.go": true,
 	"pkg/tokens/usage.go":      true,
 	"pkg/session/discover.go":  true,
 	"pkg/session/summary.go":   true,
