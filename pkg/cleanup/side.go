@@ -1,18 +1,12 @@
 package cleanup
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 
-	"github.com/sessctl/sessctl/pkg/jsonl"
-	"github.com/sessctl/sessctl/pkg/safety"
 	"github.com/sessctl/sessctl/pkg/session"
 )
 
@@ -42,141 +36,89 @@ const (
 	SideUnchanged = "unchanged"
 )
 
-// findSideRefs looks for references to the planned sessions: Kimi's
-// kimi.json last_session_id, Codex's session_index.jsonl and SQLite state.
+// SideFiles is implemented by the homes of agents whose client keeps
+// references to its sessions in files outside them (kimi-cli's kimi.json,
+// Codex's session_index.jsonl and SQLite state).
+type SideFiles interface {
+	// SideFileOf names the file or directory outside the session with main
+	// file main (found under root) that refers to it, or "". Sessions with
+	// the same answer are looked up together. isFile and exists are Lstat
+	// checks that cleanup caches across sessions.
+	SideFileOf(root, main string, isFile, exists func(path string) bool) string
+	// SideRefs reads the references that side holds to the sessions with
+	// the given ids, with a warning for each reference that could not be
+	// checked.
+	SideRefs(side string, ids []string) (refs []session.SideRef, warnings []string)
+}
+
+// SideClearer is implemented by the homes whose side references cleanup
+// clears when their session is removed (kimi.json's last_session_id is set
+// to null, as Kimi does for an empty session). The file is rewritten
+// atomically, changing nothing else, and only if it did not change meanwhile.
+type SideClearer interface {
+	ClearSideRefs(path string, ids []string) error
+}
+
+// findSideRefs asks each planned session's home for references to it from
+// outside it.
 func (p *Plan) findSideRefs() {
-	kimi := map[string][]*Item{}  // kimi.json path -> sessions
-	codex := map[string][]*Item{} // codex home -> sessions
-	homes := map[string]string{}  // rollout dir -> codex home
-	files := map[string]bool{}    // kimi.json candidates seen
-	isFile := func(p string) bool {
-		ok, seen := files[p]
+	type group struct {
+		home SideFiles
+		ids  []string
+	}
+	groups := map[string]*group{} // agent + side file -> sessions
+	sides := map[string]string{}  // agent + root + dir of main -> side file
+	type stat struct {
+		ok   bool
+		mode os.FileMode
+	}
+	stats := map[string]stat{}
+	lstat := func(p string) stat {
+		st, seen := stats[p]
 		if !seen {
-			fi, err := os.Lstat(p)
-			ok = err == nil && fi.Mode().IsRegular()
-			files[p] = ok
+			if fi, err := os.Lstat(p); err == nil {
+				st = stat{ok: true, mode: fi.Mode()}
+			}
+			stats[p] = st
 		}
-		return ok
+		return st
 	}
+	isFile := func(p string) bool { st := lstat(p); return st.ok && st.mode.IsRegular() }
+	exists := func(p string) bool { return lstat(p).ok }
 	for _, it := range p.Sessions {
-		switch it.Agent {
-		case session.Kimi:
-			if f := kimiJSONFor(it, isFile); f != "" {
-				kimi[f] = append(kimi[f], it)
-			}
-		case session.Codex:
-			d := filepath.Dir(it.Main)
-			h, ok := homes[d]
-			if !ok {
-				h = codexHomeFor(it.Main)
-				homes[d] = h
-			}
-			if h != "" {
-				codex[h] = append(codex[h], it)
-			}
+		h, ok := session.As[SideFiles](it.Agent)
+		if !ok {
+			continue
 		}
-	}
-	for _, path := range sortedKeys(kimi) {
-		p.kimiRefs(path, kimi[path])
-	}
-	for _, home := range sortedKeys(codex) {
-		p.codexRefs(home, codex[home])
-	}
-}
-
-// kimiJSONFor finds the kimi.json of the share dir holding a Kimi session
-// (<share>/sessions/<hash>/<id>/).
-func kimiJSONFor(it *Item, isFile func(string) bool) string {
-	for _, dir := range []string{it.Root, filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(it.Main))))} {
-		if p := filepath.Join(dir, "kimi.json"); isFile(p) {
-			return p
+		dk := string(it.Agent) + "\x00" + it.Root + "\x00" + filepath.Dir(it.Main)
+		side, ok := sides[dk]
+		if !ok {
+			side = h.SideFileOf(it.Root, it.Main, isFile, exists)
+			sides[dk] = side
 		}
+		if side == "" {
+			continue
+		}
+		gk := string(it.Agent) + "\x00" + side
+		g := groups[gk]
+		if g == nil {
+			g = &group{home: h}
+			groups[gk] = g
+		}
+		g.ids = append(g.ids, it.ID)
 	}
-	return ""
-}
-
-type kimiJSON struct {
-	WorkDirs []struct {
-		Path          string  `json:"path"`
-		LastSessionID *string `json:"last_session_id"`
-	} `json:"work_dirs"`
-}
-
-func (p *Plan) kimiRefs(path string, items []*Item) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		p.Warnings = append(p.Warnings, fmt.Sprintf("%s: %v (last_session_id not checked)", path, err))
-		return
-	}
-	var v kimiJSON
-	if err := json.Unmarshal(b, &v); err != nil {
-		p.Warnings = append(p.Warnings, fmt.Sprintf("%s: %v (last_session_id not checked)", path, err))
-		return
-	}
-	action := ActionClear
-	if _, ok := p.rootOf(path); !ok {
-		action = ActionReport // outside the roots: never changed
-	}
-	for _, it := range items {
-		for _, wd := range v.WorkDirs {
-			if wd.LastSessionID != nil && *wd.LastSessionID == it.ID {
-				p.Side = append(p.Side, &SideRef{Agent: session.Kimi, Path: path, SessionID: it.ID, Action: action, Status: StatusPlanned,
-					What: fmt.Sprintf("last_session_id of work dir %s (kimi --continue would resume it)", wd.Path)})
+	for _, gk := range sortedKeys(groups) {
+		g := groups[gk]
+		agent, side, _ := strings.Cut(gk, "\x00")
+		refs, warnings := g.home.SideRefs(side, g.ids)
+		p.Warnings = append(p.Warnings, warnings...)
+		for _, r := range refs {
+			action := ActionReport
+			if _, inside := p.rootOf(r.Path); r.Clearable && inside {
+				action = ActionClear // outside the roots: never changed
 			}
-		}
-	}
-}
-
-// codexHomeFor finds the Codex home of a rollout in
-// <home>/sessions/YYYY/MM/DD/ or <home>/archived_sessions/.
-func codexHomeFor(main string) string {
-	dir := filepath.Dir(main)
-	for i := 0; i < 5; i++ {
-		for _, name := range []string{"session_index.jsonl", "state_5.sqlite", "sessions"} {
-			if _, err := os.Lstat(filepath.Join(dir, name)); err == nil && (name != "sessions" || filepath.Dir(main) != dir) {
-				return dir
-			}
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			break
-		}
-		dir = parent
-	}
-	return ""
-}
-
-func (p *Plan) codexRefs(home string, items []*Item) {
-	index := filepath.Join(home, "session_index.jsonl")
-	counts := map[string]int{}
-	if f, err := jsonl.Open(index); err == nil {
-		jsonl.Scan(bufio.NewReader(f), func(l *jsonl.Line) error {
-			for _, it := range items {
-				if bytes.Contains(l.Raw, []byte(it.ID)) {
-					counts[it.ID]++
-				}
-			}
-			return nil
-		})
-		f.Close()
-	}
-	dbs := []string{}
-	for _, name := range []string{"state_5.sqlite", "thread_history_1.sqlite"} {
-		if _, err := os.Lstat(filepath.Join(home, name)); err == nil {
-			dbs = append(dbs, name)
-		}
-	}
-	for _, it := range items {
-		if n := counts[it.ID]; n > 0 {
-			p.Side = append(p.Side, &SideRef{Agent: session.Codex, Path: index, SessionID: it.ID, Action: ActionReport, Status: StatusPlanned,
-				What: fmt.Sprintf("%d thread-name line(s) for the thread; Codex ignores names of missing threads, sessctl leaves them", n)})
-		}
-		for _, db := range dbs {
-			what := "a threads row (rollout_path, title, tokens_used) for the thread; Codex 0.169 keeps listing a deleted rollout's row: run `codex` to read-repair or delete the row with sqlite3"
-			if db == "thread_history_1.sqlite" {
-				what = "the thread's projected items and turns; harmless once the thread row is gone, sessctl does not edit SQLite"
-			}
-			p.Side = append(p.Side, &SideRef{Agent: session.Codex, Path: filepath.Join(home, db), SessionID: it.ID, Action: ActionReport, Status: StatusPlanned, What: what})
+			p.Side = append(p.Side, &SideRef{Agent: session.Agent(agent), Path: r.Path, SessionID: r.SessionID,
+				What: r.What, Action: action, Status: StatusPlanned})
 		}
 	}
 }
@@ -204,7 +146,7 @@ func (p *Plan) applySide() {
 	}
 	for _, path := range sortedKeys(clear) {
 		refs := clear[path]
-		err := clearKimiLast(path, refs)
+		err := clearRefs(path, refs)
 		for _, ref := range refs {
 			if err != nil {
 				ref.Status = StatusFailed
@@ -216,46 +158,17 @@ func (p *Plan) applySide() {
 	}
 }
 
-// clearKimiLast rewrites kimi.json with "last_session_id": null for each
-// ref's session, changing nothing else byte for byte, atomically, and only
-// if the file did not change meanwhile.
-func clearKimiLast(path string, refs []*SideRef) error {
-	before, err := safety.Stat(path)
-	if err != nil {
-		return err
+// clearRefs has the home of the refs' agent clear them in path.
+func clearRefs(path string, refs []*SideRef) error {
+	c, ok := session.As[SideClearer](refs[0].Agent)
+	if !ok {
+		return fmt.Errorf("%s: sessctl cannot clear references of %s", path, refs[0].Agent)
 	}
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return err
+	ids := make([]string, len(refs))
+	for i, r := range refs {
+		ids[i] = r.SessionID
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	out := b
-	for _, ref := range refs {
-		var q bytes.Buffer
-		enc := json.NewEncoder(&q)
-		enc.SetEscapeHTML(false)
-		enc.Encode(ref.SessionID)
-		re := regexp.MustCompile(`("last_session_id"\s*:\s*)` + regexp.QuoteMeta(strings.TrimSpace(q.String())))
-		if !re.Match(out) {
-			return fmt.Errorf("%s: no last_session_id %q found to clear", path, ref.SessionID)
-		}
-		out = re.ReplaceAll(out, []byte("${1}null"))
-	}
-	if !json.Valid(out) {
-		return fmt.Errorf("%s: would not be valid JSON after the edit; left unchanged", path)
-	}
-	a, err := jsonl.CreateAtomic(path, fi.Mode().Perm())
-	if err != nil {
-		return err
-	}
-	if _, err := a.Write(out); err != nil {
-		a.Abort()
-		return err
-	}
-	return a.Commit(func() error { return safety.CheckUnchanged(path, before) })
+	return c.ClearSideRefs(path, ids)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -131,3 +131,15 @@ func As[T any](a Agent) (T, bool) {
 	t, ok := h.(T)
 	return t, ok
 }
+
+// SideRef is a reference to a session from a file outside it (kimi-cli's
+// kimi.json, Codex's session_index.jsonl), as the session's home finds it.
+type SideRef struct {
+	Path      string
+	SessionID string
+	// What says what refers to the session, in words.
+	What string
+	// Clearable: the home can clear the reference when the session is
+	// removed (kimi.json's last_session_id).
+	Clearable bool
+}

@@ -1,0 +1,34 @@
+package kimi
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+)
+
+// rotationRe is kimi-cli's name for an older generation of context.jsonl:
+// context_N.jsonl, written by Kimi itself when it compacts.
+var rotationRe = regexp.MustCompile(`^context_(\d+)\.jsonl$`)
+
+// RotationName implements rotation.Namer: kimi-cli names the generations of
+// context.jsonl context_N.jsonl; other files rotate as sessctl names them.
+func (Home) RotationName(base string, n int) (string, bool) {
+	if base != "context.jsonl" {
+		return "", false
+	}
+	return fmt.Sprintf("context_%d.jsonl", n), true
+}
+
+// RotationOf implements rotation.Namer. context_01.jsonl counts as 1, as in
+// Kimi.
+func (Home) RotationOf(name string) (string, int, bool) {
+	m := rotationRe.FindStringSubmatch(name)
+	if m == nil {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(m[1])
+	if err != nil {
+		return "", 0, false
+	}
+	return "context.jsonl", n, true
+}
