@@ -8,11 +8,8 @@
 package cleanup
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -23,7 +20,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/safety"
 	"github.com/sessctl/sessctl/pkg/session"
 )
@@ -239,7 +235,7 @@ func MakePlan(opt Options) (*Plan, error) {
 		keep    bool
 		planned bool
 	}
-	periods := map[string]claudePeriod{}
+	periods := map[string]retention{}
 	var cands []*cand
 	for _, s := range res.Sessions {
 		if opt.Agent != "" && s.Agent != opt.Agent {
@@ -248,18 +244,19 @@ func MakePlan(opt Options) (*Plan, error) {
 		c := &cand{s: s, updated: s.Updated(), size: s.Size()}
 		age := opt.OlderThan
 		c.why = "older than " + FormatAge(age)
-		if s.Agent == session.Claude && !opt.OlderThanSet {
-			cp, ok := periods[s.Root]
+		if rh, ok := session.As[Retention](s.Agent); ok && !opt.OlderThanSet {
+			key := string(s.Agent) + "\x00" + s.Root
+			cp, ok := periods[key]
 			if !ok {
-				cp = readClaudePeriod(s.Root)
-				periods[s.Root] = cp
+				cp.days, cp.source, cp.warning = rh.RetentionDays(s.Root)
+				periods[key] = cp
 				if cp.warning != "" {
 					p.Warnings = append(p.Warnings, cp.warning)
 				}
 			}
 			if cp.days > 0 {
 				age = time.Duration(cp.days) * 24 * time.Hour
-				c.why = fmt.Sprintf("older than %d days (cleanupPeriodDays in %s)", cp.days, cp.path)
+				c.why = fmt.Sprintf("older than %d days (%s)", cp.days, cp.source)
 			}
 		}
 		c.cutoff = opt.Now.Add(-age)
@@ -417,9 +414,17 @@ func discover(roots []session.Root, missingOK bool) *session.Result {
 	return res
 }
 
-// projectKeys groups sessions for --keep: the agent and its project (for
-// Codex, whose files are sorted by date, the working directory recorded in
-// session_meta, read by a few goroutines since it means opening every file).
+// ProjectKeyer is implemented by the homes of agents whose store does not
+// group a session's files by project (Codex sorts rollouts by date): the
+// key is read from the session's main file. buf is scratch space the
+// caller owns.
+type ProjectKeyer interface {
+	ProjectKey(main string, buf []byte) string
+}
+
+// projectKeys groups sessions for --keep: the agent and its project (or the
+// key its home reads from the file, read by a few goroutines since that
+// means opening every file).
 func projectKeys(ss []*session.Session) []string {
 	keys := make([]string, len(ss))
 	work := make(chan int)
@@ -430,12 +435,13 @@ func projectKeys(ss []*session.Session) []string {
 			defer wg.Done()
 			buf := make([]byte, 8<<10)
 			for i := range work {
-				keys[i] = string(ss[i].Agent) + "\x00" + codexCWD(ss[i].Main, buf)
+				pk, _ := session.As[ProjectKeyer](ss[i].Agent)
+				keys[i] = string(ss[i].Agent) + "\x00" + pk.ProjectKey(ss[i].Main, buf)
 			}
 		}()
 	}
 	for i, s := range ss {
-		if s.Agent == session.Codex {
+		if _, ok := session.As[ProjectKeyer](s.Agent); ok {
 			work <- i
 		} else {
 			keys[i] = string(s.Agent) + "\x00" + s.Project
@@ -444,32 +450,6 @@ func projectKeys(ss []*session.Session) []string {
 	close(work)
 	wg.Wait()
 	return keys
-}
-
-// codexCWD reads the cwd of a rollout's session_meta, its first line. That
-// line is long (Codex 0.169 puts ~20 KB of instructions in it) but "cwd"
-// comes early in its payload, so only the first len(buf) bytes are read and
-// the value is decoded where the key is.
-func codexCWD(path string, buf []byte) string {
-	f, err := jsonl.Open(path)
-	if err != nil {
-		return ""
-	}
-	n, _ := io.ReadFull(f, buf)
-	f.Close()
-	line := buf[:n]
-	if k := bytes.IndexByte(line, '\n'); k >= 0 {
-		line = line[:k]
-	}
-	k := bytes.Index(line, []byte(`"cwd":`))
-	if k < 0 {
-		return ""
-	}
-	var cwd string
-	if json.NewDecoder(bytes.NewReader(line[k+len(`"cwd":`):])).Decode(&cwd) != nil {
-		return ""
-	}
-	return cwd
 }
 
 // expand lists the exact files of a session (side directories walked) with
@@ -674,58 +654,40 @@ func oldRotations(s *session.Session, cutoff time.Time) []session.File {
 	return old
 }
 
+// Retention is implemented by the homes of agents whose client removes its
+// own sessions after a period set in its store (Claude Code's
+// cleanupPeriodDays). Without --older-than, cleanup uses that period.
+type Retention interface {
+	// RetentionDays reads the period set for the store at root: days (0
+	// when none is set), where it was set, in words, and a warning when the
+	// setting could not be read.
+	RetentionDays(root string) (days int, source, warning string)
+}
+
+type retention struct {
+	days            int
+	source, warning string
+}
+
+// StoreRecognizer is implemented by homes that recognise their agent's
+// store from a directory's name and layout.
+type StoreRecognizer interface {
+	StoreVote(dir string) session.Vote
+}
+
 // GuessAgent names the agent whose store a directory is, from its name and
 // layout, or returns "" (discovery then detects each file).
 func GuessAgent(dir string) session.Agent {
-	base := strings.TrimPrefix(filepath.Base(dir), ".")
-	exists := func(name string) bool {
-		_, err := os.Lstat(filepath.Join(dir, name))
-		return err == nil
-	}
-	switch {
-	case base == "claude" && exists("projects"),
-		exists("projects") && (exists("file-history") || exists("session-env") || exists("settings.json")):
-		return session.Claude
-	case base == "kimi" || exists("kimi.json"):
-		return session.Kimi
-	case base == "codex" || exists("session_index.jsonl") || exists("state_5.sqlite"):
-		return session.Codex
-	case base == "clawdcode":
-		return session.Clawdcode
-	}
-	return ""
-}
-
-type claudePeriod struct {
-	days    int
-	path    string
-	warning string
-}
-
-// readClaudePeriod reads cleanupPeriodDays from <root>/settings.json.
-func readClaudePeriod(rootDir string) claudePeriod {
-	path := filepath.Join(rootDir, "settings.json")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return claudePeriod{}
+	var best session.Agent
+	bestVote := session.NoVote
+	for _, h := range session.Homes() {
+		if sr, ok := h.(StoreRecognizer); ok {
+			if v := sr.StoreVote(dir); v > bestVote {
+				best, bestVote = h.Agent(), v
+			}
 		}
-		return claudePeriod{warning: fmt.Sprintf("%s: %v (cleanupPeriodDays ignored)", path, err)}
 	}
-	var v struct {
-		Days *json.Number `json:"cleanupPeriodDays"`
-	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		return claudePeriod{warning: fmt.Sprintf("%s: %v (cleanupPeriodDays ignored)", path, err)}
-	}
-	if v.Days == nil {
-		return claudePeriod{}
-	}
-	n, err := v.Days.Int64()
-	if err != nil || n < 1 || n > 1e6 {
-		return claudePeriod{warning: fmt.Sprintf("%s: cleanupPeriodDays %s is not a positive number of days (ignored; the default applies)", path, v.Days)}
-	}
-	return claudePeriod{days: int(n), path: path}
+	return best
 }
 
 // FormatAge prints a duration in the units --older-than accepts (30d, 2w,

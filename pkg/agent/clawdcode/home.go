@@ -47,3 +47,11 @@ func (Home) PathVote(path string) session.Vote {
 	}
 	return session.NoVote
 }
+
+// StoreVote implements cleanup.StoreRecognizer: ~/.clawdcode.
+func (Home) StoreVote(dir string) session.Vote {
+	if strings.TrimPrefix(filepath.Base(dir), ".") == "clawdcode" {
+		return session.Likely
+	}
+	return session.NoVote
+}

@@ -1,7 +1,12 @@
 package kimi
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
+
 	"fmt"
+	"github.com/sessctl/sessctl/pkg/session"
 	"regexp"
 	"strconv"
 )
@@ -31,4 +36,16 @@ func (Home) RotationOf(name string) (string, int, bool) {
 		return "", 0, false
 	}
 	return "context.jsonl", n, true
+}
+
+// StoreVote implements cleanup.StoreRecognizer: a share dir holds kimi.json;
+// ~/.kimi is Kimi's by name.
+func (Home) StoreVote(dir string) session.Vote {
+	if _, err := os.Lstat(filepath.Join(dir, "kimi.json")); err == nil {
+		return session.Sure
+	}
+	if strings.TrimPrefix(filepath.Base(dir), ".") == "kimi" {
+		return session.Likely
+	}
+	return session.NoVote
 }
