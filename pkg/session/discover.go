@@ -234,7 +234,6 @@ const maxDepth = 64
 var (
 	rotationRe    = regexp.MustCompile(`^(.+\.jsonl)\.(\d+)$`)
 	kimiRotRe     = regexp.MustCompile(`^context_(\d+)\.jsonl$`)
-	rolloutRe     = regexp.MustCompile(`^rollout-.*\.jsonl$`)
 	flatAgentRe   = regexp.MustCompile(`^agent-[0-9a-zA-Z_-]+\.jsonl$`)
 	notSessionDir = map[string]bool{
 		// Claude, Codex and Kimi store directories that never hold transcripts
@@ -319,7 +318,7 @@ func (d *discoverer) neighbours(s *Session, dir, name string, names map[string]f
 	}
 	// Claude's sidecar directory <id>/ (subagents/, tool-results/)
 	stem := strings.TrimSuffix(name, ".jsonl")
-	if e2, ok := names[stem]; ok && e2.IsDir() && (s.Agent == Claude || s.Agent == Clawdcode) {
+	if e2, ok := names[stem]; ok && e2.IsDir() && LayoutOf(s.Agent).HasSidecar() {
 		sidecar = stem
 		s.Dir = filepath.Join(dir, stem)
 		d.sidecar(s, s.Dir)
@@ -351,8 +350,8 @@ func (d *discoverer) explicitFile(root Root, p string) {
 	d.explicit = true
 	s := d.file(root, p)
 	d.explicit = false
-	if s == nil || s.Agent == Kimi && s.Dir != "" {
-		return
+	if s == nil || s.Dir != "" {
+		return // a session directory: everything in it is already there
 	}
 	dir := filepath.Dir(s.Main)
 	ents, err := os.ReadDir(dir)
@@ -384,7 +383,7 @@ func (d *discoverer) file(root Root, p string) *Session {
 	if d.seen[abs] {
 		return nil
 	}
-	agent := agentFromPath(p)
+	agent := pathAgent(p, Sure)
 	if agent == Unknown {
 		a, err := DetectFile(p)
 		if err != nil {
@@ -413,13 +412,11 @@ func (d *discoverer) file(root Root, p string) *Session {
 		return nil
 	}
 	d.seen[abs] = true
-	s := &Session{Agent: agent, ID: sessionIDFromName(agent, name), Main: p, Root: root.Path,
-		Project: filepath.Base(filepath.Dir(p)), Files: []File{f}}
-	if agent == Codex {
-		s.Project = ""
-	}
-	if agent == Claude && root.Agent == Claude {
-		d.claudeSideDirs(s, root.Path)
+	layout := LayoutOf(agent)
+	s := &Session{Agent: agent, ID: layout.SessionID(name), Main: p, Root: root.Path,
+		Project: layout.ProjectFromPath(p), Files: []File{f}}
+	if root.Agent == agent {
+		d.storeSideDirs(s, root.Path, layout.StoreSideDirs())
 	}
 	d.res.Sessions = append(d.res.Sessions, s)
 	return s
@@ -456,32 +453,6 @@ func subagentParent(p string) string {
 		}
 	}
 	return ""
-}
-
-// agentFromPath recognises the decisive layouts without reading the file.
-func agentFromPath(p string) Agent {
-	name := filepath.Base(p)
-	slash := filepath.ToSlash(p)
-	switch {
-	case rolloutRe.MatchString(name):
-		return Codex
-	case strings.Contains(slash, "/.clawdcode/"):
-		return Clawdcode
-	case uuidRe.MatchString(strings.TrimSuffix(name, ".jsonl")) && strings.Contains(slash, "/projects/"):
-		return Claude
-	}
-	return Unknown
-}
-
-func sessionIDFromName(agent Agent, name string) string {
-	stem := strings.TrimSuffix(name, ".jsonl")
-	if agent == Codex {
-		// rollout-YYYY-MM-DDThh-mm-ss-<uuid>
-		if len(stem) >= 36 && uuidRe.MatchString(stem[len(stem)-36:]) {
-			return stem[len(stem)-36:]
-		}
-	}
-	return stem
 }
 
 func (d *discoverer) stat(p string, role FileRole) (File, bool) {
@@ -570,7 +541,7 @@ func (d *discoverer) kimiWorkDir(sessionDir, hash string) (string, bool) {
 	return wd, ok
 }
 
-// sidecar adds the files under a Claude session's <id>/ directory.
+// sidecar adds the files under a session's sidecar directory (Claude's <id>/).
 func (d *discoverer) sidecar(s *Session, dir string) {
 	filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
@@ -594,10 +565,11 @@ func (d *discoverer) sidecar(s *Session, dir string) {
 	})
 }
 
-// claudeSideDirs adds file-history/<id> and session-env/<id> of a Claude
-// store as side directories.
-func (d *discoverer) claudeSideDirs(s *Session, root string) {
-	for _, sub := range []string{"file-history", "session-env"} {
+// storeSideDirs adds the entries named by the session's id in the given
+// directories of its store (Claude's file-history/<id>, session-env/<id>)
+// as side directories.
+func (d *discoverer) storeSideDirs(s *Session, root string, dirs []string) {
+	for _, sub := range dirs {
 		if !d.dirHas(filepath.Join(root, sub), s.ID) {
 			continue
 		}

@@ -2,10 +2,7 @@ package session
 
 import (
 	"bytes"
-	"encoding/json"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -34,12 +31,15 @@ func Summarize(s *Session) (Summary, error) {
 		return sum, nil
 	}
 	var custom, ai, summaryTitle, first, threadName string
-	if s.Agent == Kimi && s.Dir != "" {
-		custom = kimiCustomTitle(filepath.Join(s.Dir, "state.json"))
+	if ts, ok := As[TitleSource](s.Agent); ok {
+		switch t, src := ts.SideTitle(s); src {
+		case "custom_title":
+			custom = t
+		case "thread_name":
+			threadName = t
+		}
 	}
-	if s.Agent == Codex {
-		threadName = codexThreadName(s)
-	}
+	titles, _ := As[TitleRecords](s.Agent)
 	err := scanFile(s.Main, func(l *jsonl.Line) {
 		if l.Status == jsonl.Blank {
 			return
@@ -53,8 +53,8 @@ func Summarize(s *Session) (Summary, error) {
 		// prompt, the head for the working directory and start time, and
 		// Claude's title records
 		need := first == "" || (l.Num <= headLines && (sum.CWD == "" || sum.Started.IsZero()))
-		if !need && s.Agent == Claude {
-			need = bytes.Contains(l.Raw, []byte("-title")) || bytes.Contains(l.Raw, []byte(`"summary"`))
+		if !need && titles != nil {
+			need = titles.MayHoldTitle(l.Raw)
 		}
 		if !need {
 			return
@@ -80,8 +80,9 @@ func Summarize(s *Session) (Summary, error) {
 	if err != nil {
 		return sum, err
 	}
-	if first == "" && s.Agent == Kimi {
-		// after a compaction the first real input is in the oldest rotation
+	if first == "" {
+		// after a compaction (Kimi's own, or a rewrite that rotated the
+		// original) the first real input is in the oldest rotation
 		if rots := s.FilesWithRole(FileRotation); len(rots) > 0 {
 			first = firstPrompt(rots[0].Path, f)
 		}
@@ -171,59 +172,6 @@ func Preview(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
-}
-
-func kimiCustomTitle(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	var v struct {
-		CustomTitle *string `json:"custom_title"`
-	}
-	if json.Unmarshal(b, &v) != nil || v.CustomTitle == nil {
-		return ""
-	}
-	return *v.CustomTitle
-}
-
-// codexThreadName reads the newest thread name for the session from the
-// session_index.jsonl of the Codex home that holds it.
-func codexThreadName(s *Session) string {
-	// the rollout is in <home>/sessions/YYYY/MM/DD/ or <home>/archived_sessions/
-	dir := filepath.Dir(s.Main)
-	var candidates []string
-	for i := 0; i < 5; i++ {
-		candidates = append(candidates, filepath.Join(dir, "session_index.jsonl"))
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			break
-		}
-		dir = parent
-	}
-	for _, p := range candidates {
-		fh, err := jsonl.Open(p)
-		if err != nil {
-			continue
-		}
-		name := ""
-		jsonl.Scan(io.Reader(fh), func(l *jsonl.Line) error {
-			if l.Status != jsonl.OK || !bytes.Contains(l.Raw, []byte(s.ID)) {
-				return nil
-			}
-			var v struct {
-				ID   string `json:"id"`
-				Name string `json:"thread_name"`
-			}
-			if json.Unmarshal(jsonl.Strict(l.Raw), &v) == nil && v.ID == s.ID && v.Name != "" {
-				name = v.Name
-			}
-			return nil
-		})
-		fh.Close()
-		return name
-	}
-	return ""
 }
 
 // HeadCWD returns the working directory recorded in the first lines of the

@@ -5,7 +5,6 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -22,14 +21,6 @@ var agentNames = map[string]bool{"Kimi": true, "KimiCode": true, "Claude": true,
 // homeDir matches the agents' homes and the files of pkg/session that
 // declare the agents, where agent names may be compared.
 var homeDir = regexp.MustCompile(`^pkg/(agent/[a-z]+/|session/(record|home)\.go$)`)
-
-// pending lists files that still compare agent names while their knowledge
-// moves into the homes (issue 10). It may only shrink.
-var pending = map[string]bool{
-	"pkg/tokens/usage.go":     true,
-	"pkg/session/discover.go": true,
-	"pkg/session/summary.go":  true,
-}
 
 // TestNoAgentSwitches: outside the homes, no code compares an agent with
 // one of the agent constants (==, !=, or a switch case): operations ask the
@@ -74,16 +65,7 @@ func TestNoAgentSwitches(t *testing.T) {
 	}
 	sort.Strings(files)
 	for _, f := range files {
-		if !pending[f] {
-			t.Errorf("%s compares agent names %d times: ask the agent's home instead (docs/architecture.md)", f, byFile[f])
-		}
-	}
-	for f := range pending {
-		if byFile[f] == 0 {
-			if _, err := os.Stat(filepath.Join(repoRoot, f)); err == nil || !os.IsNotExist(err) {
-				t.Errorf("%s no longer compares agent names: take it off the pending list", f)
-			}
-		}
+		t.Errorf("%s compares agent names %d times: ask the agent's home instead (docs/architecture.md)", f, byFile[f])
 	}
 	t.Logf("%d agent comparisons outside the homes, in %d files", len(found), len(files))
 }

@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -53,4 +54,24 @@ func (Home) StoreVote(dir string) session.Vote {
 func lexists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil
+}
+
+// SessionID implements session.Layout: <uuid>.jsonl.
+func (Home) SessionID(name string) string { return strings.TrimSuffix(name, ".jsonl") }
+
+// ProjectFromPath implements session.Layout: projects/<escaped cwd>/.
+func (Home) ProjectFromPath(main string) string { return filepath.Base(filepath.Dir(main)) }
+
+// HasSidecar implements session.Layout: <id>/ beside <id>.jsonl holds the
+// session's subagents/ and tool-results/.
+func (Home) HasSidecar() bool { return true }
+
+// StoreSideDirs implements session.Layout: Claude Code keeps file-history/<id>
+// (file checkpoints) and session-env/<id> per session in its store.
+func (Home) StoreSideDirs() []string { return []string{"file-history", "session-env"} }
+
+// MayHoldTitle implements session.TitleRecords: custom-title, ai-title and
+// summary records can come anywhere in the file.
+func (Home) MayHoldTitle(raw []byte) bool {
+	return bytes.Contains(raw, []byte("-title")) || bytes.Contains(raw, []byte(`"summary"`))
 }

@@ -55,3 +55,16 @@ func (Home) StoreVote(dir string) session.Vote {
 	}
 	return session.NoVote
 }
+
+// SessionID implements session.Layout.
+func (Home) SessionID(name string) string { return strings.TrimSuffix(name, ".jsonl") }
+
+// ProjectFromPath implements session.Layout: the file's directory.
+func (Home) ProjectFromPath(main string) string { return filepath.Base(filepath.Dir(main)) }
+
+// HasSidecar implements session.Layout: as with Claude Code, whose layout
+// clawdcode copies, a directory <id>/ beside <id>.jsonl is the session's.
+func (Home) HasSidecar() bool { return true }
+
+// StoreSideDirs implements session.Layout: none.
+func (Home) StoreSideDirs() []string { return nil }

@@ -49,3 +49,56 @@ func (Home) StoreVote(dir string) session.Vote {
 	}
 	return session.NoVote
 }
+
+// SessionID implements session.Layout: rollout-YYYY-MM-DDThh-mm-ss-<uuid>.jsonl.
+func (Home) SessionID(name string) string {
+	stem := strings.TrimSuffix(name, ".jsonl")
+	if len(stem) >= 36 && session.IsUUID(stem[len(stem)-36:]) {
+		return stem[len(stem)-36:]
+	}
+	return stem
+}
+
+// ProjectFromPath implements session.Layout: rollouts are sorted by date, so
+// the path says nothing of the project.
+func (Home) ProjectFromPath(string) string { return "" }
+
+// HasSidecar implements session.Layout: none.
+func (Home) HasSidecar() bool { return false }
+
+// StoreSideDirs implements session.Layout: none.
+func (Home) StoreSideDirs() []string { return nil }
+
+// SideTitle implements session.TitleSource: the newest thread name for the
+// session in the session_index.jsonl of the Codex home that holds it.
+func (Home) SideTitle(s *session.Session) (string, string) {
+	// the rollout is in <home>/sessions/YYYY/MM/DD/ or <home>/archived_sessions/
+	dir := filepath.Dir(s.Main)
+	for i := 0; i < 5; i++ {
+		fh, err := jsonl.Open(filepath.Join(dir, "session_index.jsonl"))
+		if err == nil {
+			name := ""
+			jsonl.Scan(io.Reader(fh), func(l *jsonl.Line) error {
+				if l.Status != jsonl.OK || !bytes.Contains(l.Raw, []byte(s.ID)) {
+					return nil
+				}
+				var v struct {
+					ID   string `json:"id"`
+					Name string `json:"thread_name"`
+				}
+				if json.Unmarshal(jsonl.Strict(l.Raw), &v) == nil && v.ID == s.ID && v.Name != "" {
+					name = v.Name
+				}
+				return nil
+			})
+			fh.Close()
+			return name, "thread_name"
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		dir = parent
+	}
+	return "", ""
+}

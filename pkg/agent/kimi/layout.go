@@ -1,6 +1,7 @@
 package kimi
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,4 +49,23 @@ func (Home) StoreVote(dir string) session.Vote {
 		return session.Likely
 	}
 	return session.NoVote
+}
+
+// SideTitle implements session.TitleSource: the custom_title of the
+// session directory's state.json.
+func (Home) SideTitle(s *session.Session) (string, string) {
+	if s.Dir == "" {
+		return "", ""
+	}
+	b, err := os.ReadFile(filepath.Join(s.Dir, "state.json"))
+	if err != nil {
+		return "", ""
+	}
+	var v struct {
+		CustomTitle *string `json:"custom_title"`
+	}
+	if json.Unmarshal(b, &v) != nil || v.CustomTitle == nil {
+		return "", ""
+	}
+	return *v.CustomTitle, "custom_title"
 }

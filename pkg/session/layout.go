@@ -1,0 +1,57 @@
+package session
+
+import (
+	"path/filepath"
+	"strings"
+)
+
+// Layout is the part of a home that knows how the agent's store holds a
+// session beyond its main file. A home that does not implement it gets
+// defaultLayout: the id is the file's name, the project its directory's.
+type Layout interface {
+	// SessionID is the session's id from its main file's name.
+	SessionID(name string) string
+	// ProjectFromPath is the project key the main file's path gives, or ""
+	// when the path says nothing of the project (Summarize then uses the
+	// working directory the file records).
+	ProjectFromPath(main string) string
+	// HasSidecar reports whether a directory beside the main file, named
+	// like it without .jsonl, belongs to the session (Claude Code's <id>/
+	// with subagents/ and tool-results/).
+	HasSidecar() bool
+	// StoreSideDirs are directories of the agent's store root that hold one
+	// entry per session, named by its id (Claude Code's file-history/<id>
+	// and session-env/<id>).
+	StoreSideDirs() []string
+}
+
+// TitleSource is implemented by homes whose client keeps a session's title
+// outside its transcript (kimi-cli's state.json, Codex's
+// session_index.jsonl).
+type TitleSource interface {
+	// SideTitle returns the title and where it came from: "custom_title"
+	// (set by the user) or "thread_name" (named by the client).
+	SideTitle(s *Session) (title, source string)
+}
+
+// TitleRecords is implemented by homes whose transcripts carry title
+// records anywhere in the file (Claude Code's custom-title, ai-title and
+// summary), so that ls decodes the lines that may hold one.
+type TitleRecords interface {
+	MayHoldTitle(raw []byte) bool
+}
+
+type defaultLayout struct{}
+
+func (defaultLayout) SessionID(name string) string       { return strings.TrimSuffix(name, ".jsonl") }
+func (defaultLayout) ProjectFromPath(main string) string { return filepath.Base(filepath.Dir(main)) }
+func (defaultLayout) HasSidecar() bool                   { return false }
+func (defaultLayout) StoreSideDirs() []string            { return nil }
+
+// LayoutOf returns the agent's Layout, or the default one.
+func LayoutOf(a Agent) Layout {
+	if l, ok := As[Layout](a); ok {
+		return l
+	}
+	return defaultLayout{}
+}
