@@ -46,11 +46,12 @@ func ParseMechanism(s string) (Mechanism, error) {
 // can revert implements it.
 type Reverter interface {
 	// PlanRevert completes p for the file at path: p.Agent, p.N and
-	// p.Mechanism (as asked, Auto for the agent's choice) are set, turns
-	// are the file's turns. It sets the mechanism, the point, the cut and
+	// p.Mechanism (as asked, Auto for the agent's choice) are set; turns
+	// lists the file's turns (a pass over the file, so a home that finds
+	// its cut otherwise does not call it). It sets the mechanism, the point, the cut and
 	// what leaves the history (MeasureCut does that for a cut), and
 	// refuses a mechanism the agent cannot use.
-	PlanRevert(ctx context.Context, path string, p *Plan, turns []session.Turn) error
+	PlanRevert(ctx context.Context, path string, p *Plan, turns func() ([]session.Turn, error)) error
 	// WriteRevert streams the reverted file: src is the original, dst the
 	// new file.
 	WriteRevert(p *Plan, src io.Reader, dst io.Writer, now time.Time) error
@@ -139,11 +140,8 @@ func PlanRevert(ctx context.Context, path string, agent session.Agent, n int, me
 	if !ok || !ok2 {
 		return nil, errUnsupported(agent)
 	}
-	turns, err := conv.Turns(ctx, path)
-	if err != nil {
-		return nil, err
-	}
 	p := &Plan{Agent: agent, N: n, Mechanism: mech, Unit: conv.TurnUnit(), Ordinal: -1}
+	turns := func() ([]session.Turn, error) { return conv.Turns(ctx, path) }
 	if err := rv.PlanRevert(ctx, path, p, turns); err != nil {
 		return nil, err
 	}
@@ -229,9 +227,11 @@ func MeasureHidden(ctx context.Context, path string, p *Plan, from int64) error 
 	return err
 }
 
-// measure counts the records from p.Cut on that removed says leave.
+// measure counts the records from p.Cut on that removed says leave. It
+// decodes only those: the part before the cut was decoded once already,
+// when the cut was found.
 func measure(ctx context.Context, path string, p *Plan, removed func(*session.Record) bool) error {
-	return session.ReadFileContext(ctx, path, session.HomeOf(p.Agent), func(r *session.Record) error {
+	return session.ReadFileFrom(ctx, path, session.HomeOf(p.Agent), p.Cut, func(r *session.Record) error {
 		if r.Line.Offset < p.Cut {
 			return nil
 		}

@@ -201,6 +201,65 @@ func NewReaderSize(r io.Reader, size int) *Reader {
 // Offset is the number of bytes consumed so far.
 func (r *Reader) Offset() int64 { return r.offset }
 
+// StartAt tells a new Reader whose source begins inside a file where it
+// begins: the byte offset and the number of lines before it, so that
+// Line.Num and Line.Offset count from the start of the file.
+func (r *Reader) StartAt(offset int64, lines int) {
+	r.offset, r.num = offset, lines
+}
+
+// SkipTo reads src up to byte offset from, counting newlines without
+// decoding anything, and returns a Reader for the rest whose lines are
+// numbered and placed as in the whole file. A line that straddles from is
+// skipped whole. src should be at its start; a file is read through
+// ReadAt and left positioned at the first line returned.
+func SkipTo(src io.Reader, from int64) (*Reader, error) {
+	if from <= 0 {
+		return NewReader(src), nil
+	}
+	file, seekable := src.(interface {
+		io.ReaderAt
+		io.Seeker
+	})
+	br := bufio.NewReaderSize(io.LimitReader(src, from), 64<<10)
+	if seekable {
+		br = bufio.NewReaderSize(io.NewSectionReader(file, 0, from), 64<<10)
+	}
+	lines := 0
+	var last byte = '\n'
+	var n int64
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(chunk) > 0 {
+			n += int64(len(chunk))
+			last = chunk[len(chunk)-1]
+			if last == '\n' {
+				lines++
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil && err != bufio.ErrBufferFull {
+			return nil, err
+		}
+	}
+	if seekable {
+		if _, err := file.Seek(n, io.SeekStart); err != nil {
+			return nil, err
+		}
+	}
+	r := NewReader(src)
+	r.StartAt(n, lines)
+	if last != '\n' {
+		// from is inside a line: skip the rest of it
+		if _, err := r.Next(); err != nil && err != io.EOF {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
 // Next returns the next line, or io.EOF after the last one. Other errors come
 // from the underlying reader. The returned Line is reused by the next call.
 func (r *Reader) Next() (*Line, error) {

@@ -81,6 +81,42 @@ func ReadFileContext(ctx context.Context, path string, f Format, fn func(*Record
 	})
 }
 
+// ReadFileFrom is ReadFileContext for the lines that start at or after byte
+// offset from: the part before it is only counted through (lines are
+// numbered as in the whole file), not decoded.
+func ReadFileFrom(ctx context.Context, path string, f Format, from int64, fn func(*Record) error) error {
+	fh, err := jsonl.Open(path)
+	if err != nil {
+		return err
+	}
+	defer fh.Close()
+	rd, err := jsonl.SkipTo(fh, from)
+	if err != nil {
+		return err
+	}
+	for {
+		l, err := rd.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if l.Num%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		r := Decode(f, l)
+		if err := fn(&r); err != nil {
+			if err == jsonl.ErrStop {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
 // --- detection ---
 
 var (

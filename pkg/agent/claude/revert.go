@@ -23,7 +23,11 @@ func keepAfterCut(r *session.Record) bool { return keptAfterCut[r.Type] }
 
 // PlanRevert implements checkpoint.Reverter: Claude Code resumes a file cut
 // before the turn (docs/revert.md), from the newest leaf that is left.
-func (Home) PlanRevert(ctx context.Context, path string, p *checkpoint.Plan, turns []session.Turn) error {
+func (Home) PlanRevert(ctx context.Context, path string, p *checkpoint.Plan, listTurns func() ([]session.Turn, error)) error {
+	turns, err := listTurns()
+	if err != nil {
+		return err
+	}
 	t, err := checkpoint.FindTurn(turns, p.N, p.Unit)
 	if err != nil {
 		return err

@@ -97,7 +97,11 @@ func (h Home) History(ctx context.Context, path string, opt session.HistoryOptio
 
 // PlanRevert implements checkpoint.Reverter: the file is cut before the
 // turn (clawdcode's loader reads file order from the last boundary).
-func (Home) PlanRevert(ctx context.Context, path string, p *checkpoint.Plan, turns []session.Turn) error {
+func (Home) PlanRevert(ctx context.Context, path string, p *checkpoint.Plan, listTurns func() ([]session.Turn, error)) error {
+	turns, err := listTurns()
+	if err != nil {
+		return err
+	}
 	t, err := checkpoint.FindTurn(turns, p.N, p.Unit)
 	if err != nil {
 		return err

@@ -18,7 +18,11 @@ import (
 // when a compaction follows the turn, a rollback would count turns in the
 // compacted history, so the file is cut before the turn instead (at its
 // task_started event).
-func (Home) PlanRevert(ctx context.Context, path string, p *checkpoint.Plan, turns []session.Turn) error {
+func (Home) PlanRevert(ctx context.Context, path string, p *checkpoint.Plan, listTurns func() ([]session.Turn, error)) error {
+	turns, err := listTurns()
+	if err != nil {
+		return err
+	}
 	t, err := checkpoint.FindTurn(turns, p.N, p.Unit)
 	if err != nil {
 		return err

@@ -123,7 +123,8 @@ func accepted(r *session.Record) bool {
 // PlanRevert implements checkpoint.Reverter: kimi-cli's own revert_to(N),
 // which finds the checkpoint itself (with Python's equality: id 1.0 and
 // true are checkpoint 1 too).
-func (Home) PlanRevert(ctx context.Context, path string, p *checkpoint.Plan, _ []session.Turn) error {
+// It needs no list of turns: revert_to reads the file itself.
+func (Home) PlanRevert(ctx context.Context, path string, p *checkpoint.Plan, _ func() ([]session.Turn, error)) error {
 	switch p.Mechanism {
 	case checkpoint.Auto, checkpoint.KimiRevertTo:
 	default:
