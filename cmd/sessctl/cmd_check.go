@@ -22,7 +22,6 @@ type checkOptions struct {
 	color      bool
 	maxPerKind int
 	progress   bool
-	ctx        context.Context
 }
 
 func checkCommand(env *appEnv) *cli.Command {
@@ -44,8 +43,8 @@ func checkCommand(env *appEnv) *cli.Command {
 			if c.Int("max") < 0 {
 				return usageErrorf("--max must not be negative (0: all)")
 			}
-			return runCheck(env, checkOptions{paths: c.Args().Slice(), json: c.Bool("json"), maxPerKind: c.Int("max"),
-				color: useColor(env.stdout, env, c.Bool("no-color")), progress: progressWanted(env, c), ctx: c.Context})
+			return runCheck(c.Context, env, checkOptions{paths: c.Args().Slice(), json: c.Bool("json"), maxPerKind: c.Int("max"),
+				color: useColor(env.stdout, env, c.Bool("no-color")), progress: progressWanted(env, c)})
 		},
 	}
 }
@@ -60,7 +59,7 @@ type checkOutput struct {
 	Leftovers []rotation.Leftover `json:"leftovers"`
 }
 
-func runCheck(env *appEnv, opt checkOptions) error {
+func runCheck(ctx context.Context, env *appEnv, opt checkOptions) error {
 	out := checkOutput{Files: []*check.Report{}, Errors: []string{}, Leftovers: []rotation.Leftover{}}
 	leftovers := map[string]rotation.Bases{} // directory -> session files to look beside
 	var ioErr error
@@ -125,7 +124,7 @@ func runCheck(env *appEnv, opt checkOptions) error {
 		}
 		total += sizes[i]
 	}
-	pr := newProgress(opt.ctx, env, opt.progress, "checking", total, unitBytes)
+	pr := newProgress(ctx, env, opt.progress, "checking", total, unitBytes)
 	for i, t := range targets {
 		reps, err := check.Files(t.paths, t.agent, check.Options{MaxPerKind: opt.maxPerKind})
 		pr.add(sizes[i])

@@ -30,7 +30,7 @@ func checkpointsCommand(env *appEnv) *cli.Command {
 			if c.NArg() != 1 {
 				return usageErrorf("checkpoints needs exactly one SESSION").withHint("sessctl ls lists the sessions")
 			}
-			s, err := resolveSession(env, c, c.Args().First())
+			s, err := resolveSession(env, c.StringSlice("root"), c.Args().First())
 			if err != nil {
 				return err
 			}

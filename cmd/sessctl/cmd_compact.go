@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -17,6 +18,7 @@ const minSummarizerTimeout = time.Second
 
 type compactOptions struct {
 	session  string
+	roots    []string
 	opt      compact.Options
 	json     bool
 	color    bool
@@ -63,8 +65,8 @@ func compactCommand(env *appEnv) *cli.Command {
 			if c.IsSet("summarizer") && strings.TrimSpace(c.String("summarizer")) == "" {
 				return usageErrorf("--summarizer needs a command")
 			}
-			return runCompact(env, c, compactOptions{
-				session: c.Args().First(),
+			return runCompact(c.Context, env, compactOptions{
+				session: c.Args().First(), roots: c.StringSlice("root"),
 				opt: compact.Options{
 					Keep: c.Int("keep"), SummaryTokens: c.Int("summary-tokens"), MaxToolOutput: c.Int("max-tool-output"),
 					Summarizer: c.String("summarizer"), SummarizerTimeout: c.Duration("summarizer-timeout"),
@@ -78,16 +80,16 @@ func compactCommand(env *appEnv) *cli.Command {
 	}
 }
 
-func runCompact(env *appEnv, c *cli.Context, o compactOptions) error {
-	s, err := resolveSession(env, c, o.session)
+func runCompact(ctx context.Context, env *appEnv, o compactOptions) error {
+	s, err := resolveSession(env, o.roots, o.session)
 	if err != nil {
 		return err
 	}
 	if err := wholeSession(s, o.session); err != nil {
 		return err
 	}
-	pr := newProgress(c.Context, env, o.progress, "compacting", 0, unitNone)
-	res, err := compact.Compact(c.Context, s.Main, s.Agent, o.opt)
+	pr := newProgress(ctx, env, o.progress, "compacting", 0, unitNone)
+	res, err := compact.Compact(ctx, s.Main, s.Agent, o.opt)
 	pr.done()
 	if err != nil {
 		var short *compact.TooShortError

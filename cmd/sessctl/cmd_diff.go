@@ -17,7 +17,6 @@ type diffOptions struct {
 	json           bool
 	color          bool
 	progress       bool
-	ctx            context.Context
 }
 
 func diffCommand(env *appEnv) *cli.Command {
@@ -38,10 +37,10 @@ func diffCommand(env *appEnv) *cli.Command {
 				return usageErrorf("--rotation must not be negative")
 			}
 			opt := diffOptions{stat: c.Bool("stat"), json: c.Bool("json"), color: useColor(env.stdout, env, c.Bool("no-color")),
-				progress: progressWanted(env, c), ctx: c.Context}
+				progress: progressWanted(env, c)}
 			switch c.NArg() {
 			case 1:
-				s, err := resolveSession(env, c, c.Args().First())
+				s, err := resolveSession(env, c.StringSlice("root"), c.Args().First())
 				if err != nil {
 					return err
 				}
@@ -80,15 +79,15 @@ func diffCommand(env *appEnv) *cli.Command {
 			default:
 				return usageErrorf("diff needs one SESSION or two files").withHint("sessctl diff SESSION, or sessctl diff FILE_A FILE_B")
 			}
-			return runDiff(env, opt)
+			return runDiff(c.Context, env, opt)
 		},
 	}
 }
 
-func runDiff(env *appEnv, opt diffOptions) error {
+func runDiff(ctx context.Context, env *appEnv, opt diffOptions) error {
 	// the alignment is the long part; the printing that follows streams
 	// (a display beside it would mix with the diff on the terminal)
-	pr := newProgress(opt.ctx, env, opt.progress, "comparing", 0, unitNone)
+	pr := newProgress(ctx, env, opt.progress, "comparing", 0, unitNone)
 	res, err := diff.Compare(opt.a, opt.agentA, opt.b, opt.agentB)
 	if err == nil {
 		err = res.LineNumbers()

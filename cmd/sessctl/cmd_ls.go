@@ -23,7 +23,6 @@ type lsOptions struct {
 	json     bool
 	color    bool
 	progress bool
-	ctx      context.Context
 }
 
 func lsCommand(env *appEnv) *cli.Command {
@@ -44,7 +43,7 @@ func lsCommand(env *appEnv) *cli.Command {
 			}
 			opt := lsOptions{roots: c.StringSlice("root"), paths: c.Args().Slice(), project: c.String("project"),
 				limit: c.Int("limit"), json: c.Bool("json"), color: useColor(env.stdout, env, c.Bool("no-color")),
-				progress: progressWanted(env, c), ctx: c.Context}
+				progress: progressWanted(env, c)}
 			var err error
 			if opt.agent, err = agentOpt(c); err != nil {
 				return err
@@ -52,7 +51,7 @@ func lsCommand(env *appEnv) *cli.Command {
 			if opt.since, err = sinceOpt(env, c); err != nil {
 				return err
 			}
-			return runLs(env, opt)
+			return runLs(c.Context, env, opt)
 		},
 	}
 }
@@ -76,7 +75,7 @@ type lsRow struct {
 	Error       string         `json:"error,omitempty"`
 }
 
-func runLs(env *appEnv, opt lsOptions) error {
+func runLs(ctx context.Context, env *appEnv, opt lsOptions) error {
 	res := discoverScope(env, opt.roots, opt.paths)
 	if err := discoveryProblems(env, res, len(res.Sessions) == 0 && len(res.Unrecognized) == 0); err != nil {
 		return err
@@ -95,7 +94,7 @@ func runLs(env *appEnv, opt lsOptions) error {
 	for _, s := range ss {
 		total += summarizedBytes(s)
 	}
-	pr := newProgress(opt.ctx, env, opt.progress, "reading", total, unitBytes)
+	pr := newProgress(ctx, env, opt.progress, "reading", total, unitBytes)
 	rows := summarizeAll(ss, pr)
 	pr.done()
 	if opt.project != "" {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -47,13 +48,13 @@ func pruneRotationsCommand(env *appEnv) *cli.Command {
 				ss, errs = res.Sessions, res.Errors
 			}
 			for _, arg := range c.Args().Slice() {
-				s, err := resolveSession(env, c, arg)
+				s, err := resolveSession(env, c.StringSlice("root"), arg)
 				if err != nil {
 					return err
 				}
 				ss = append(ss, s)
 			}
-			return runPrune(env, ss, errs, opt)
+			return runPrune(c.Context, env, ss, errs, opt)
 		},
 	}
 }
@@ -70,7 +71,7 @@ type pruneOutput struct {
 // runPrune prunes the rotations of ss. errs are what discovery could not
 // read: reported, and the exit status is 2, but the sessions that were
 // found are pruned.
-func runPrune(env *appEnv, ss []*session.Session, errs []error, opt pruneOptions) error {
+func runPrune(ctx context.Context, env *appEnv, ss []*session.Session, errs []error, opt pruneOptions) error {
 	out := pruneOutput{DryRun: opt.dryRun, Deleted: []rotation.Rotation{}, Errors: []string{}}
 	var firstErr error
 	fail := func(err error) {
@@ -83,6 +84,11 @@ func runPrune(env *appEnv, ss []*session.Session, errs []error, opt pruneOptions
 		fail(err)
 	}
 	for _, s := range ss {
+		if ctx.Err() != nil {
+			// Ctrl-C: what was pruned is reported, the rest is left
+			fail(errInterrupted)
+			break
+		}
 		if opt.agent != "" && s.Agent != opt.agent {
 			continue
 		}

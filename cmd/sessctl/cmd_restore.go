@@ -41,7 +41,7 @@ func restoreCommand(env *appEnv) *cli.Command {
 			if c.NArg() != 1 {
 				return usageErrorf("restore needs exactly one SESSION")
 			}
-			s, err := resolveSession(env, c, c.Args().First())
+			s, err := resolveSession(env, c.StringSlice("root"), c.Args().First())
 			if err != nil {
 				return err
 			}

@@ -61,7 +61,7 @@ func revertCommand(env *appEnv) *cli.Command {
 			if c.Int("checkpoint") < 0 {
 				return usageErrorf("--checkpoint must be 0 or more")
 			}
-			s, err := resolveSession(env, c, c.Args().First())
+			s, err := resolveSession(env, c.StringSlice("root"), c.Args().First())
 			if err != nil {
 				return err
 			}

@@ -32,7 +32,7 @@ func rotationsCommand(env *appEnv) *cli.Command {
 			if c.NArg() != 1 {
 				return usageErrorf("rotations needs exactly one SESSION")
 			}
-			s, err := resolveSession(env, c, c.Args().First())
+			s, err := resolveSession(env, c.StringSlice("root"), c.Args().First())
 			if err != nil {
 				return err
 			}

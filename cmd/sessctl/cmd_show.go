@@ -40,7 +40,7 @@ func showCommand(env *appEnv) *cli.Command {
 			if c.NArg() != 1 {
 				return usageErrorf("show needs exactly one SESSION").withHint("sessctl ls lists the sessions")
 			}
-			s, err := resolveSession(env, c, c.Args().First())
+			s, err := resolveSession(env, c.StringSlice("root"), c.Args().First())
 			if err != nil {
 				return err
 			}

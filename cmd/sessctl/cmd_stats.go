@@ -21,6 +21,7 @@ import (
 
 type statsOptions struct {
 	roots    []string
+	bySet    bool // --by was given
 	args     []string
 	all      bool
 	agent    session.Agent
@@ -34,7 +35,6 @@ type statsOptions struct {
 	loc      *time.Location
 	progress bool
 	exact    bool
-	ctx      context.Context
 }
 
 func statsCommand(env *appEnv) *cli.Command {
@@ -91,24 +91,24 @@ func statsCommand(env *appEnv) *cli.Command {
 				}
 				opt.loc = loc
 			}
-			opt.ctx = c.Context
-			return runStats(env, c, opt)
+			opt.bySet = c.IsSet("by")
+			return runStats(c.Context, env, opt)
 		},
 	}
 }
 
-func runStats(env *appEnv, c *cli.Context, opt statsOptions) error {
+func runStats(ctx context.Context, env *appEnv, opt statsOptions) error {
 	// one SESSION is the one-session report; a grouping asked for, a filter,
 	// or a directory that holds several sessions is the many-session one
 	// (`stats --by project ~/.claude/projects` is documented)
-	filtered := opt.all || opt.agent != "" || opt.project != "" || !opt.since.IsZero() || c.IsSet("by")
+	filtered := opt.all || opt.agent != "" || opt.project != "" || !opt.since.IsZero() || opt.bySet
 	if len(opt.args) == 1 && !filtered && !holdsSeveral(opt.args[0]) {
-		s, err := resolveSession(env, c, opt.args[0])
+		s, err := resolveSession(env, opt.roots, opt.args[0])
 		if err != nil {
 			return err
 		}
 		defer boundMemory([]*session.Session{s})()
-		return runStatsOne(c.Context, env, namedFile(s, opt.args[0]), opt)
+		return runStatsOne(ctx, env, namedFile(s, opt.args[0]), opt)
 	}
 	res := discoverScope(env, opt.roots, opt.args)
 	if err := discoveryProblems(env, res, len(res.Sessions) == 0); err != nil {
@@ -128,10 +128,10 @@ func runStats(env *appEnv, c *cli.Context, opt statsOptions) error {
 	// archived_sessions/) is counted once
 	ss = usage.Distinct(ss)
 	defer boundMemory(ss)()
-	if err := runStatsMany(c.Context, env, ss, opt); err != nil {
+	if err := runStatsMany(ctx, env, ss, opt); err != nil {
 		return err
 	}
-	if c.Context.Err() != nil {
+	if ctx.Err() != nil {
 		return errInterrupted
 	}
 	return nil
@@ -223,7 +223,7 @@ func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt s
 		}
 		ss = kept
 	}
-	pr := newProgress(opt.ctx, env, opt.progress, "scanning", 0, unitBytes)
+	pr := newProgress(ctx, env, opt.progress, "scanning", 0, unitBytes)
 	sus, err := stats.Consumption(ctx, ss, pr.set)
 	pr.done()
 	if err != nil {
@@ -402,7 +402,7 @@ func runStatsOne(ctx context.Context, env *appEnv, s *session.Session, opt stats
 		notYet(env, s)
 		return nil
 	}
-	pr := newProgress(opt.ctx, env, opt.progress, "reading", 0, unitBytes)
+	pr := newProgress(ctx, env, opt.progress, "reading", 0, unitBytes)
 	rep, err := stats.Analyze(ctx, s, stats.Options{Window: opt.window, Top: opt.top, Heuristic: !opt.exact, Progress: pr.set})
 	pr.done()
 	if err != nil {

@@ -68,7 +68,7 @@ func watchCommand(env *appEnv) *cli.Command {
 			case c.NArg() > 1:
 				return usageErrorf("watch follows one session (got %d arguments)", c.NArg())
 			case !opt.latest:
-				s, err := resolveSession(env, c, c.Args().First())
+				s, err := resolveSession(env, c.StringSlice("root"), c.Args().First())
 				if err != nil {
 					return err
 				}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -61,7 +62,7 @@ func BenchmarkLs10000(b *testing.B) {
 	env := &appEnv{stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }, home: dir, now: time.Now}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if err := runLs(env, lsOptions{roots: []string{dir}}); err != nil {
+		if err := runLs(context.Background(), env, lsOptions{roots: []string{dir}}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -261,7 +261,7 @@ func TestPruneRespectsLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	env, _ := testEnv()
-	err = runPrune(env, []*session.Session{s}, nil, pruneOptions{keep: 0})
+	err = runPrune(context.Background(), env, []*session.Session{s}, nil, pruneOptions{keep: 0})
 	if exitCode(err) != exitRefused {
 		t.Errorf("err %v (exit %d), want a refusal", err, exitCode(err))
 	}
@@ -271,7 +271,7 @@ func TestPruneRespectsLock(t *testing.T) {
 		}
 	}
 	lock.Unlock()
-	if err := runPrune(env, []*session.Session{s}, nil, pruneOptions{keep: 1}); err != nil {
+	if err := runPrune(context.Background(), env, []*session.Session{s}, nil, pruneOptions{keep: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(s.Dir, "context_1.jsonl")); err == nil {

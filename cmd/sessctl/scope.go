@@ -97,7 +97,7 @@ func searched(env *appEnv, roots, paths []string) string {
 // resolveSession turns a SESSION argument into one session: a path to a
 // session file or Kimi session directory, or a session id (or unique prefix)
 // found under --root or the default stores.
-func resolveSession(env *appEnv, c *cli.Context, arg string) (*session.Session, error) {
+func resolveSession(env *appEnv, roots []string, arg string) (*session.Session, error) {
 	if arg == "" {
 		return nil, usageErrorf("missing SESSION (a session file, a Kimi session directory, or a session id)").
 			withHint("sessctl ls lists the sessions and their ids")
@@ -124,7 +124,7 @@ func resolveSession(env *appEnv, c *cli.Context, arg string) (*session.Session, 
 	if strings.ContainsRune(arg, os.PathSeparator) || strings.HasSuffix(arg, ".jsonl") {
 		return nil, fmt.Errorf("%s: %w", arg, session.ErrNoSuchPath)
 	}
-	res := discoverScope(env, c.StringSlice("root"), nil)
+	res := discoverScope(env, roots, nil)
 	found := session.Find(res.Sessions, arg)
 	switch len(found) {
 	case 1:
