@@ -1,0 +1,180 @@
+package claude
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/sessctl/sessctl/pkg/jsonl"
+	"github.com/sessctl/sessctl/pkg/repair"
+	"github.com/sessctl/sessctl/pkg/session"
+)
+
+// InterruptedToolUse is the tool result Claude Code writes for a tool call
+// it did not run to the end (its constant for "interrupted by user for
+// tool use", 2.1.197 and 2.1.330).
+const InterruptedToolUse = "[Request interrupted by user for tool use]"
+
+// NewMend implements repair.Mender.
+func (Home) NewMend(now time.Time) repair.Mend {
+	return &mend{now: now, pending: map[string]*pendingCall{}}
+}
+
+type pendingCall struct {
+	id    string
+	line  jsonl.Line // the assistant line that made the call (Raw not kept)
+	owner string     // that line's uuid
+	seq   int
+}
+
+// envelope is what a record Claude Code writes carries besides its message.
+type envelope struct {
+	UserType   string `json:"userType"`
+	Entrypoint string `json:"entrypoint"`
+	CWD        string `json:"cwd"`
+	SessionID  string `json:"sessionId"`
+	Version    string `json:"version"`
+	GitBranch  string `json:"gitBranch"`
+	PromptID   string `json:"promptId"`
+}
+
+type mend struct {
+	now      time.Time
+	pending  map[string]*pendingCall
+	seq      int
+	leaf     string   // uuid of the newest main-chain record
+	env      envelope // of the newest main-chain assistant record with a call
+	promptID string   // of the newest main-chain user record
+}
+
+// Record implements repair.Mend: it follows the main chain's tool calls
+// and their results.
+func (m *mend) Record(r *session.Record) []repair.Fix {
+	if r.Sidechain {
+		return nil
+	}
+	if r.UUID != "" {
+		m.leaf = r.UUID
+	}
+	switch r.Role {
+	case session.RoleAssistant:
+		if len(r.ToolCalls) == 0 {
+			return nil
+		}
+		var e envelope
+		if json.Unmarshal(jsonl.Strict(r.Line.Raw), &e) == nil {
+			m.env = e
+		}
+		for _, c := range r.ToolCalls {
+			if c.ID != "" {
+				m.seq++
+				l := r.Line
+				l.Raw = nil
+				m.pending[c.ID] = &pendingCall{id: c.ID, line: l, owner: r.UUID, seq: m.seq}
+			}
+		}
+	case session.RoleUser, session.RoleTool:
+		var e envelope
+		if json.Unmarshal(jsonl.Strict(r.Line.Raw), &e) == nil && e.PromptID != "" {
+			m.promptID = e.PromptID
+		}
+		for _, res := range r.ToolResults {
+			delete(m.pending, res.CallID)
+		}
+		if r.UserPrompt {
+			// a new prompt after an unanswered call: the client dropped
+			// that branch itself when it went on; nothing to answer
+			clear(m.pending)
+		}
+	}
+	return nil
+}
+
+// UTF8 implements repair.Mend: Node decodes a file's bytes as UTF-8 with
+// each maximal invalid subpart replaced by U+FFFD, the rule Python's
+// "replace" follows too.
+func (m *mend) UTF8(raw []byte) []byte {
+	b, _ := jsonl.PythonReplace(raw)
+	if !json.Valid(b) {
+		return nil
+	}
+	return b
+}
+
+// DuplicateKey implements repair.Mend: Claude Code writes each uuid once.
+func (m *mend) DuplicateKey(r *session.Record) string { return r.UUID }
+
+// End implements repair.Mend: the calls of the conversation's last
+// assistant message that no result answers (a crash or a kill during the
+// tool) are answered as Claude Code answers a tool use it interrupted: a
+// user record with an is_error tool_result, chained after the leaf.
+func (m *mend) End() []repair.Fix {
+	if len(m.pending) == 0 || m.leaf == "" {
+		return nil
+	}
+	calls := make([]*pendingCall, 0, len(m.pending))
+	for _, c := range m.pending {
+		calls = append(calls, c)
+	}
+	sortCalls(calls)
+	var fixes []repair.Fix
+	parent := m.leaf
+	for i, c := range calls {
+		id := newUUID()
+		line := m.toolResult(parent, id, c, m.now.Add(time.Duration(i)*time.Millisecond))
+		fixes = append(fixes, repair.Append(&c.line, repair.KindDangling,
+			fmt.Sprintf("tool call %s was never answered (the client stopped during the tool): answered as Claude Code answers an interrupted tool use", c.id), line))
+		parent = id
+	}
+	return fixes
+}
+
+func sortCalls(cs []*pendingCall) {
+	for i := 1; i < len(cs); i++ {
+		for j := i; j > 0 && cs[j].seq < cs[j-1].seq; j-- {
+			cs[j], cs[j-1] = cs[j-1], cs[j]
+		}
+	}
+}
+
+// toolResult writes the record in Claude Code's own key order (2.1.197,
+// a tool_result user record of the main chain).
+func (m *mend) toolResult(parent, id string, c *pendingCall, at time.Time) []byte {
+	var b bytes.Buffer
+	str := func(s string) {
+		q, _ := json.Marshal(s)
+		b.Write(q)
+	}
+	b.WriteString(`{"parentUuid":`)
+	str(parent)
+	b.WriteString(`,"isSidechain":false,`)
+	if m.promptID != "" {
+		b.WriteString(`"promptId":`)
+		str(m.promptID)
+		b.WriteString(`,`)
+	}
+	b.WriteString(`"type":"user","message":{"role":"user","content":[{"tool_use_id":`)
+	str(c.id)
+	b.WriteString(`,"type":"tool_result","content":`)
+	str(InterruptedToolUse)
+	b.WriteString(`,"is_error":true}]},"uuid":`)
+	str(id)
+	b.WriteString(`,"timestamp":`)
+	str(at.UTC().Format("2006-01-02T15:04:05.000Z"))
+	if c.owner != "" {
+		b.WriteString(`,"sourceToolAssistantUUID":`)
+		str(c.owner)
+	}
+	for _, kv := range []struct{ k, v string }{
+		{"userType", m.env.UserType}, {"entrypoint", m.env.Entrypoint}, {"cwd", m.env.CWD},
+		{"sessionId", m.env.SessionID}, {"version", m.env.Version}, {"gitBranch", m.env.GitBranch},
+	} {
+		if kv.v != "" {
+			b.WriteString(`,"` + kv.k + `":`)
+			str(kv.v)
+		}
+	}
+	b.WriteString(`}`)
+	return b.Bytes()
+}
