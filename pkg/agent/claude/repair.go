@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sessctl/sessctl/pkg/jsonl"
+	"github.com/sessctl/sessctl/pkg/ojson"
 	"github.com/sessctl/sessctl/pkg/repair"
 	"github.com/sessctl/sessctl/pkg/session"
 )
@@ -18,7 +19,8 @@ const InterruptedToolUse = "[Request interrupted by user for tool use]"
 
 // NewMend implements repair.Mender.
 func (Home) NewMend(now time.Time) repair.Mend {
-	return &mend{now: now, pending: map[string]*pendingCall{}}
+	return &mend{now: now, pending: map[string]*pendingCall{}, early: map[string]bool{},
+		links: repair.Links{Strip: stripResults, SetParent: setParent}}
 }
 
 type pendingCall struct {
@@ -42,15 +44,20 @@ type envelope struct {
 type mend struct {
 	now      time.Time
 	pending  map[string]*pendingCall
+	early    map[string]bool // results whose call was not seen yet
 	seq      int
 	leaf     string   // uuid of the newest main-chain record
 	env      envelope // of the newest main-chain assistant record with a call
 	promptID string   // of the newest main-chain user record
+	links    repair.Links
 }
 
 // Record implements repair.Mend: it follows the main chain's tool calls
 // and their results.
 func (m *mend) Record(r *session.Record) []repair.Fix {
+	// a progress line is not a parent the client gives a record it appends
+	// (children of one hang from its parent when the file is loaded)
+	m.links.Record(r, r.Type != "progress", len(r.ToolResults) > 0 && r.Text == "" && r.Thinking == "" && len(r.ToolCalls) == 0)
 	if r.Sidechain {
 		return nil
 	}
@@ -67,6 +74,10 @@ func (m *mend) Record(r *session.Record) []repair.Fix {
 			m.env = e
 		}
 		for _, c := range r.ToolCalls {
+			if m.early[c.ID] {
+				delete(m.early, c.ID)
+				continue
+			}
 			if c.ID != "" {
 				m.seq++
 				l := r.Line
@@ -80,7 +91,11 @@ func (m *mend) Record(r *session.Record) []repair.Fix {
 			m.promptID = e.PromptID
 		}
 		for _, res := range r.ToolResults {
-			delete(m.pending, res.CallID)
+			if _, ok := m.pending[res.CallID]; ok {
+				delete(m.pending, res.CallID)
+			} else if res.CallID != "" {
+				m.early[res.CallID] = true // its call is written after it
+			}
 		}
 		if r.UserPrompt {
 			// a new prompt after an unanswered call: the client dropped
@@ -110,16 +125,16 @@ func (m *mend) DuplicateKey(r *session.Record) string { return r.UUID }
 // tool) are answered as Claude Code answers a tool use it interrupted: a
 // user record with an is_error tool_result, chained after the leaf.
 func (m *mend) End() []repair.Fix {
+	fixes, resolve := m.links.End()
 	if len(m.pending) == 0 || m.leaf == "" {
-		return nil
+		return fixes
 	}
 	calls := make([]*pendingCall, 0, len(m.pending))
 	for _, c := range m.pending {
 		calls = append(calls, c)
 	}
 	sortCalls(calls)
-	var fixes []repair.Fix
-	parent := m.leaf
+	parent := resolve(m.leaf) // the leaf itself may leave the file
 	for i, c := range calls {
 		id := newUUID()
 		line := m.toolResult(parent, id, c, m.now.Add(time.Duration(i)*time.Millisecond))
@@ -177,4 +192,41 @@ func (m *mend) toolResult(parent, id string, c *pendingCall, at time.Time) []byt
 	}
 	b.WriteString(`}`)
 	return b.Bytes()
+}
+
+// stripResults removes the tool_result blocks answering ids from a record's
+// message.content; nil when no block is left. What is not changed keeps its
+// bytes.
+func stripResults(raw []byte, ids map[string]bool) ([]byte, error) {
+	v, err := ojson.Parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	msg := v.Get("message")
+	content := msg.Get("content")
+	if !content.Is(ojson.Array) {
+		return raw, nil
+	}
+	var kept []*ojson.Value
+	for _, b := range content.Elems() {
+		if b.GetString("type") == "tool_result" && ids[b.GetString("tool_use_id")] {
+			continue
+		}
+		kept = append(kept, b)
+	}
+	if len(kept) == 0 {
+		return nil, nil
+	}
+	msg.Set("content", ojson.Arr(kept...))
+	return ojson.Compact.Encode(v), nil
+}
+
+// setParent sets a record's parentUuid (null for none), keeping its place
+// and every other byte.
+func setParent(raw []byte, parent string) ([]byte, error) {
+	p := ojson.NullValue()
+	if parent != "" {
+		p = ojson.Str(parent)
+	}
+	return ojson.SetMember(raw, "parentUuid", p)
 }
