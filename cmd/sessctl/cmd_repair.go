@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"unicode/utf8"
@@ -72,11 +73,15 @@ func runRepair(ctx context.Context, env *appEnv, ss []*session.Session, opt repa
 		}
 		out, err := repairOne(ctx, env, s, opt)
 		if err != nil {
+			if errors.Is(err, errInterrupted) || ctx.Err() != nil {
+				return errInterrupted
+			}
+			// the first error is the one the exit code and the final
+			// message report; each later one is printed as it happens
 			if firstErr == nil {
 				firstErr = err
-			}
-			if !opt.json {
-				warn(env.stderr, "%s", line(err.Error()))
+			} else {
+				fmt.Fprintf(env.stderr, "sessctl: error: %s\n", line(message(err)))
 			}
 			continue
 		}
@@ -156,7 +161,10 @@ func renderRepair(w io.Writer, out repairOutput) {
 	}
 	for _, f := range p.Fixes {
 		fmt.Fprintf(w, "  line %d (byte %d): %s: %s", f.Line, f.Offset, f.Kind, line(f.Reason))
-		if f.RemovedBytes > 0 {
+		switch {
+		case f.RemovedBytes > 0 && len(f.Wrote) > 0 && f.Line > 0:
+			fmt.Fprintf(w, "; the line (%s) replaced", plural(f.RemovedBytes, "byte"))
+		case f.RemovedBytes > 0:
 			fmt.Fprintf(w, "; %s removed", plural(f.RemovedBytes, "byte"))
 		}
 		fmt.Fprintln(w)
