@@ -2,9 +2,14 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // Damage as clients leave it, mended by `sessctl repair`, resumed by the
@@ -246,4 +251,94 @@ func TestRepairClaudeOrphanResult(t *testing.T) {
 			t.Errorf("turn D request lacks %q: %q", want, got)
 		}
 	}
+}
+
+// killDuring starts a client (bin, args) in its own process group and
+// kills the group with SIGKILL as soon as file() holds marker: the client
+// killed mid-turn, during a tool (SLOWTOOL makes the tool "sleep 60").
+func killDuring(t *testing.T, h *Harness, bin string, args []string, file func() string, marker string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), h.Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = h.Project
+	cmd.Env = h.env
+	killGroup(cmd)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	deadline := time.Now().Add(h.Timeout)
+	for {
+		if p := file(); p != "" {
+			if b, err := os.ReadFile(p); err == nil && bytes.Contains(b, []byte(marker)) {
+				break
+			}
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the client ended before it wrote %s: %v", marker, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			t.Fatalf("the client wrote no %s within %s", marker, h.Timeout)
+		}
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	<-done
+	t.Logf("e2e: killed %s during its tool", filepath.Base(bin))
+}
+
+// TestRepairClaudeKilledDuringTool: Claude Code is killed (SIGKILL) while
+// its tool runs. Repair answers the call; the resume sends every turn with
+// the call answered.
+func TestRepairClaudeKilledDuringTool(t *testing.T) {
+	t.Parallel()
+	h := NewHarness(t)
+	id := h.ClaudePrompt("NOTOOL turn A").SessionID
+	path := h.ClaudeSessionFile(id)
+	killDuring(t, h, h.claude, []string{"-p", "SLOWTOOL turn B", "--output-format", "json", "--resume", id,
+		"--allowedTools", "Bash", "Read", "Agent"}, func() string { return path }, `"sleep 60"`)
+	repairClean(t, h, path, "dangling_tool_call")
+
+	mark := h.Mark()
+	h.ClaudeResume(id, "NOTOOL turn C")
+	req := h.FirstModelCallSince(mark)
+	if !bytes.Contains(req.Body, []byte("[Request interrupted by user for tool use]")) || !bytes.Contains(req.Body, []byte(`sleep 60`)) {
+		t.Errorf("the resumed request does not carry the call with its interrupted answer")
+	}
+	got := h.UserTexts(req)
+	for _, want := range []string{"NOTOOL turn A", "SLOWTOOL turn B", "NOTOOL turn C"} {
+		found := false
+		for _, g := range got {
+			found = found || strings.TrimSpace(g) == want
+		}
+		if !found {
+			t.Errorf("turn C request lacks %q: %q", want, got)
+		}
+	}
+}
+
+// TestRepairCodexKilledDuringTool: the same for Codex: killed while its
+// exec_command runs; repair answers "aborted"; the resume carries it.
+func TestRepairCodexKilledDuringTool(t *testing.T) {
+	t.Parallel()
+	h := NewHarness(t)
+	id := h.CodexExec("NOTOOL turn A")
+	path := h.CodexSessionFile(id)
+	killDuring(t, h, h.codex, []string{"exec", "--skip-git-repo-check", "resume", id, "SLOWTOOL turn B"},
+		func() string { return path }, `sleep 60`)
+	out := h.Sessctl("repair", "--force", "--dry-run", path)
+	t.Logf("sessctl repair --dry-run:\n%s", out)
+	repairClean(t, h, path)
+
+	mark := h.Mark()
+	h.CodexResume(id, "NOTOOL turn C")
+	req := h.FirstModelCallSince(mark)
+	if !bytes.Contains(req.Body, []byte(`sleep 60`)) {
+		t.Errorf("the resumed request does not carry the killed call")
+	}
+	wantTexts(t, "turn C request", h.UserTexts(req), []string{"NOTOOL turn A", "SLOWTOOL turn B", "NOTOOL turn C"})
 }
