@@ -342,3 +342,43 @@ func TestRepairCodexKilledDuringTool(t *testing.T) {
 	}
 	wantTexts(t, "turn C request", h.UserTexts(req), []string{"NOTOOL turn A", "SLOWTOOL turn B", "NOTOOL turn C"})
 }
+
+// TestRepairClaudeKilledThenResumed: Claude Code is killed during its tool
+// and resumed before any repair: it drops the unanswered call and goes on.
+// Repair writes the answer where the client would have, before the next
+// prompt, and relinks that prompt to it; the next resume sends the call,
+// answered, between the turns.
+func TestRepairClaudeKilledThenResumed(t *testing.T) {
+	t.Parallel()
+	h := NewHarness(t)
+	id := h.ClaudePrompt("NOTOOL turn A").SessionID
+	path := h.ClaudeSessionFile(id)
+	killDuring(t, h, h.claude, []string{"-p", "SLOWTOOL turn B", "--output-format", "json", "--resume", id,
+		"--allowedTools", "Bash", "Read", "Agent"}, func() string { return path }, `"sleep 60"`)
+	mark := h.Mark()
+	h.ClaudeResume(id, "NOTOOL turn C")
+	if bytes.Contains(h.FirstModelCallSince(mark).Body, []byte("sleep 60")) {
+		t.Fatalf("the client sent the unanswered call (it drops it): the premise of this test no longer holds")
+	}
+	out := repairClean(t, h, path, "dangling_tool_call")
+	if !strings.Contains(out, "the conversation went on") {
+		t.Errorf("the call was not answered in the middle:\n%s", out)
+	}
+
+	mark = h.Mark()
+	h.ClaudeResume(id, "NOTOOL turn D")
+	req := h.FirstModelCallSince(mark)
+	if !bytes.Contains(req.Body, []byte("[Request interrupted by user for tool use]")) || !bytes.Contains(req.Body, []byte(`sleep 60`)) {
+		t.Errorf("the resumed request does not carry the call with its interrupted answer")
+	}
+	got := h.UserTexts(req)
+	for _, want := range []string{"NOTOOL turn A", "SLOWTOOL turn B", "NOTOOL turn C", "NOTOOL turn D"} {
+		found := false
+		for _, g := range got {
+			found = found || strings.TrimSpace(g) == want
+		}
+		if !found {
+			t.Errorf("turn D request lacks %q: %q", want, got)
+		}
+	}
+}

@@ -165,12 +165,47 @@ func TestClaudeDanglingCall(t *testing.T) {
 		t.Errorf("written record: %s", added)
 	}
 	again(t, session.Claude, out)
-	// answered, or followed by a new prompt: nothing to do
-	for _, in := range []string{in + cRes + "\n", in + strings.Replace(strings.Replace(cUser, `"u1"`, `"u2"`, 1), `null`, `"a1"`, 1) + "\n"} {
+	// answered, or followed by a prompt on another branch, from before the
+	// call's turn (a rewind): nothing to do
+	root := strings.Replace(cUser, `"u1"`, `"u0"`, 1)
+	branch := root + "\n" + strings.Replace(cUser, `null`, `"u0"`, 1) + "\n" + cCall + "\n" +
+		strings.Replace(strings.Replace(cUser, `"u1"`, `"u2"`, 1), `null`, `"u0"`, 1) + "\n"
+	for _, in := range []string{in + cRes + "\n", branch} {
 		if kinds, _, _ := run(t, session.Claude, in); len(kinds) != 0 {
 			t.Errorf("fixes %v, want none", kinds)
 		}
 	}
+}
+
+// TestClaudeDanglingCallMidFile: the client was resumed after a crash
+// during the tool and went on from the call (it drops the call when it
+// loads the chain). The answer is written where the client would have
+// written it, before the next prompt, which is relinked to it: the call
+// stays in the history, answered.
+func TestClaudeDanglingCallMidFile(t *testing.T) {
+	next := strings.Replace(strings.Replace(cUser, `"u1"`, `"u2"`, 1), `"parentUuid":null`, `"parentUuid":"a1"`, 1)
+	in := cUser + "\n" + cCall + "\n" + next + "\n"
+	kinds, out, _ := run(t, session.Claude, in)
+	if strings.Join(kinds, ",") != "dangling_tool_call,broken_parent" {
+		t.Fatalf("fixes %v", kinds)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 4 || lines[0] != cUser || lines[1] != cCall {
+		t.Fatalf("got\n%s", out)
+	}
+	var ans struct {
+		ParentUUID string `json:"parentUuid"`
+		UUID       string `json:"uuid"`
+		Timestamp  string `json:"timestamp"`
+	}
+	if err := json.Unmarshal([]byte(lines[2]), &ans); err != nil || ans.ParentUUID != "a1" || !strings.Contains(lines[2], `"tool_use_id":"toolu_1"`) ||
+		ans.Timestamp != "2026-11-22T02:58:29.999Z" {
+		t.Fatalf("answer %s (%v)", lines[2], err)
+	}
+	if want := strings.Replace(next, `"parentUuid":"a1"`, `"parentUuid":"`+ans.UUID+`"`, 1); lines[3] != want {
+		t.Errorf("next prompt\n%s\nwant\n%s", lines[3], want)
+	}
+	again(t, session.Claude, out)
 }
 
 const (

@@ -45,6 +45,7 @@ type mend struct {
 	now      time.Time
 	pending  map[string]*pendingCall
 	early    map[string]bool // results whose call was not seen yet
+	parents  map[string]link // recent main-chain uuid -> parent
 	seq      int
 	leaf     string   // uuid of the newest main-chain record
 	env      envelope // of the newest main-chain assistant record with a call
@@ -61,8 +62,24 @@ func (m *mend) Record(r *session.Record) []repair.Fix {
 	if r.Sidechain {
 		return nil
 	}
+	prev := m.leaf
 	if r.UUID != "" {
 		m.leaf = r.UUID
+	}
+	var fixes []repair.Fix
+	if len(m.pending) > 0 && r.Role != session.RoleAssistant && len(r.ToolResults) == 0 &&
+		r.Type != "progress" && r.UUID != "" && r.ParentUUID != "" && (r.ParentUUID == prev || m.beforeCalls(r.ParentUUID)) {
+		// the conversation went on from an unanswered call: from the call
+		// itself, or, when the client was resumed after a crash during
+		// the tool, from the line before it (the client drops an assistant
+		// line whose calls have no result, and goes on from its parent).
+		// The answer goes where the client would have written it, after
+		// the call, and r hangs from it: the call stays in the history,
+		// answered
+		fixes = m.answerBefore(r)
+	}
+	if r.UUID != "" {
+		m.remember(r.UUID, r.ParentUUID, r.UserPrompt)
 	}
 	switch r.Role {
 	case session.RoleAssistant:
@@ -98,12 +115,85 @@ func (m *mend) Record(r *session.Record) []repair.Fix {
 			}
 		}
 		if r.UserPrompt {
-			// a new prompt after an unanswered call: the client dropped
-			// that branch itself when it went on; nothing to answer
+			// a new prompt on another branch than an unanswered call's:
+			// the client dropped that branch itself; nothing to answer
 			clear(m.pending)
 		}
 	}
-	return nil
+	return fixes
+}
+
+// recentLinks is how many main-chain parent links are remembered to find
+// the line a resumed client went on from (a few lines of one response).
+const recentLinks = 256
+
+// remember notes a main-chain record's parent.
+func (m *mend) remember(uuid, parent string, prompt bool) {
+	if m.parents == nil || len(m.parents) >= recentLinks {
+		m.parents = map[string]link{}
+	}
+	m.parents[uuid] = link{parent, prompt}
+}
+
+type link struct {
+	parent string
+	prompt bool // the record is a user prompt
+}
+
+// beforeCalls reports whether u is an ancestor of the line with the newest
+// pending call within its turn (up to its prompt): what the client goes on
+// from when it drops that line.
+func (m *mend) beforeCalls(u string) bool {
+	calls := m.pendingCalls()
+	for v, i := calls[len(calls)-1].owner, 0; v != "" && i < 16; i++ {
+		l, ok := m.parents[v]
+		if !ok || l.prompt {
+			return false
+		}
+		if l.parent == u {
+			return true
+		}
+		v = l.parent
+	}
+	return false
+}
+
+// answerBefore answers the pending calls with records written just before
+// r, chained after the line of the newest call, and relinks r to the last
+// of them.
+func (m *mend) answerBefore(r *session.Record) []repair.Fix {
+	calls := m.pendingCalls()
+	parent := calls[len(calls)-1].owner
+	clear(m.pending)
+	at := r.Timestamp
+	if at.IsZero() {
+		at = m.now
+	}
+	var lines [][]byte
+	for i, c := range calls {
+		id := newUUID()
+		lines = append(lines, m.toolResult(parent, id, c, at.Add(time.Duration(i-len(calls))*time.Millisecond)))
+		parent = id
+	}
+	last := parent
+	reason := fmt.Sprintf("tool call %s was never answered (the client stopped during the tool, and the conversation went on): answered as Claude Code answers an interrupted tool use", calls[0].id)
+	if len(calls) > 1 {
+		reason = fmt.Sprintf("%d tool calls were never answered (the client stopped during the tools, and the conversation went on): answered as Claude Code answers an interrupted tool use", len(calls))
+	}
+	return []repair.Fix{
+		repair.Insert(&r.Line, &calls[0].line, repair.KindDangling, reason, lines...),
+		repair.Edit(r.Line.Num, r.Line.Offset, repair.KindParent, fmt.Sprintf("relinked to the answer written before it (%s)", last),
+			func(raw []byte) ([]byte, error) { return setParent(raw, last) }),
+	}
+}
+
+func (m *mend) pendingCalls() []*pendingCall {
+	calls := make([]*pendingCall, 0, len(m.pending))
+	for _, c := range m.pending {
+		calls = append(calls, c)
+	}
+	sortCalls(calls)
+	return calls
 }
 
 // UTF8 implements repair.Mend: Node decodes a file's bytes as UTF-8 with
@@ -129,11 +219,7 @@ func (m *mend) End() []repair.Fix {
 	if len(m.pending) == 0 || m.leaf == "" {
 		return fixes
 	}
-	calls := make([]*pendingCall, 0, len(m.pending))
-	for _, c := range m.pending {
-		calls = append(calls, c)
-	}
-	sortCalls(calls)
+	calls := m.pendingCalls()
 	parent := resolve(m.leaf) // the leaf itself may leave the file
 	for i, c := range calls {
 		id := newUUID()
