@@ -382,3 +382,30 @@ func TestRepairClaudeKilledThenResumed(t *testing.T) {
 		}
 	}
 }
+
+// TestRepairCodexKilledThenResumed: Codex is killed during its tool and
+// resumed before any repair: it sends the call with an "aborted" output of
+// its own making, in every request, but never writes that output. Repair
+// writes it where it belongs; the next resume sends the same history,
+// now from the file.
+func TestRepairCodexKilledThenResumed(t *testing.T) {
+	t.Parallel()
+	h := NewHarness(t)
+	id := h.CodexExec("NOTOOL turn A")
+	path := h.CodexSessionFile(id)
+	killDuring(t, h, h.codex, []string{"exec", "--skip-git-repo-check", "resume", id, "SLOWTOOL turn B"},
+		func() string { return path }, `sleep 60`)
+	h.CodexResume(id, "NOTOOL turn C")
+	out := repairClean(t, h, path, "dangling_tool_call")
+	if !strings.Contains(out, "the thread went on") {
+		t.Errorf("the call was not answered in the middle:\n%s", out)
+	}
+
+	mark := h.Mark()
+	h.CodexResume(id, "NOTOOL turn D")
+	req := h.FirstModelCallSince(mark)
+	if !bytes.Contains(req.Body, []byte(`sleep 60`)) || !bytes.Contains(req.Body, []byte(`"output":"aborted"`)) {
+		t.Errorf("the resumed request does not carry the call with its aborted output")
+	}
+	wantTexts(t, "turn D request", h.UserTexts(req), []string{"NOTOOL turn A", "SLOWTOOL turn B", "NOTOOL turn C", "NOTOOL turn D"})
+}

@@ -217,8 +217,7 @@ const (
 )
 
 // TestCodexDanglingCall: a rollout that ends during a call gets the
-// "aborted" output Codex gives such a call, with the next ordinal; a call
-// followed by more response items is answered by Codex itself.
+// "aborted" output Codex gives such a call, with the next ordinal.
 func TestCodexDanglingCall(t *testing.T) {
 	in := xMeta + "\n" + xUser + "\n" + xCall + "\n" + xTok + "\n"
 	kinds, out, _ := run(t, session.Codex, in)
@@ -246,9 +245,21 @@ func TestCodexDanglingCall(t *testing.T) {
 		t.Errorf("written record: %s", added)
 	}
 	again(t, session.Codex, out)
-	if kinds, _, _ := run(t, session.Codex, in+xMsg+"\n"); len(kinds) != 0 {
-		t.Errorf("call followed by a message: fixes %v, want none", kinds)
+
+	// followed by a message (Codex was resumed and went on): the output
+	// goes right before it, with the ordinal of the line before it (Codex
+	// reuses ordinals without complaint) and the message's timestamp
+	kinds, out, _ = run(t, session.Codex, in+xMsg+"\n")
+	if strings.Join(kinds, ",") != "dangling_tool_call" {
+		t.Fatalf("call followed by a message: fixes %v", kinds)
 	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 6 || lines[3] != xTok || lines[5] != xMsg ||
+		!strings.HasPrefix(lines[4], `{"timestamp":"2026-11-22T03:05:24.000Z","ordinal":3,"type":"response_item","payload":{"type":"function_call_output","id":"fco_`) ||
+		!strings.HasSuffix(lines[4], `"call_id":"call_9","output":"aborted"}}`) {
+		t.Errorf("got\n%s", out)
+	}
+	again(t, session.Codex, out)
 }
 
 // TestInvalidUTF8: Kimi's and Claude's readers replace bytes that are not

@@ -38,6 +38,7 @@ type mend struct {
 
 // Record implements repair.Mend.
 func (m *mend) Record(r *session.Record) []repair.Fix {
+	prev := m.ordinal
 	if o, ok := Ordinal(r.Line.Raw); ok {
 		m.ordinal = o
 	}
@@ -54,11 +55,26 @@ func (m *mend) Record(r *session.Record) []repair.Fix {
 		}
 		m.open = kept
 		return nil
-	case len(r.ToolCalls) == 0:
-		// a message or reasoning after an unanswered call: Codex answers
-		// that call itself, in place, in every request ("aborted"), so it
-		// is not damage the file must carry
+	case len(r.ToolCalls) == 0 && len(m.open) > 0:
+		// a message or reasoning after an unanswered call (Codex was killed
+		// during the tool, then resumed): Codex answers the call in every
+		// request it sends ("aborted", right after the call) but never in
+		// the file. The answer is written where it would have been, just
+		// before r, with the ordinal of the line before it (Codex reuses
+		// and skips ordinals without complaint; it only needs the last
+		// line to have one) and r's timestamp
+		at := r.Timestamp
+		if at.IsZero() {
+			at = m.now
+		}
+		var lines [][]byte
+		for _, c := range m.open {
+			lines = append(lines, callOutputLine(at, prev, c))
+		}
+		fix := repair.Insert(&r.Line, &m.open[0].line, repair.KindDangling, m.reason(m.open, "Codex stopped during the tool, and the thread went on"), lines...)
 		m.open = m.open[:0]
+		return []repair.Fix{fix}
+	case len(r.ToolCalls) == 0:
 		return nil
 	}
 	for _, c := range r.ToolCalls {
@@ -101,11 +117,17 @@ func (m *mend) End() []repair.Fix {
 			m.ordinal++
 			ord = m.ordinal
 		}
-		fixes = append(fixes, repair.Append(&c.line, repair.KindDangling,
-			fmt.Sprintf("call %s was never answered (Codex stopped during the tool): answered %q, as Codex answers a call it aborted", c.id, AbortedOutput),
+		fixes = append(fixes, repair.Append(&c.line, repair.KindDangling, m.reason([]codexCall{c}, "Codex stopped during the tool"),
 			callOutputLine(at, ord, c)))
 	}
 	return fixes
+}
+
+func (m *mend) reason(calls []codexCall, why string) string {
+	if len(calls) == 1 {
+		return fmt.Sprintf("call %s was never answered (%s): answered %q, as Codex answers a call it aborted", calls[0].id, why, AbortedOutput)
+	}
+	return fmt.Sprintf("%d calls were never answered (%s): answered %q, as Codex answers a call it aborted", len(calls), why, AbortedOutput)
 }
 
 // callOutputLine writes a function_call_output (or custom_tool_call_output)
