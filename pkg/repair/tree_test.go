@@ -134,3 +134,31 @@ func TestKimiDanglingCall(t *testing.T) {
 	}
 	again(t, session.Kimi, out)
 }
+
+// TestClaudeParallelResultsLate: parallel calls whose results come after
+// an attachment (seen in a real 2.x file): the conversation went on from
+// the calls before their results were written, but every call is answered
+// in the end. Nothing to repair.
+func TestClaudeParallelResultsLate(t *testing.T) {
+	a2 := strings.NewReplacer(`"parentUuid":"u1"`, `"parentUuid":"a1"`, `"toolu_1"`, `"toolu_2"`, `"uuid":"a1"`, `"uuid":"a2"`).Replace(cCall)
+	r2 := strings.NewReplacer(`"parentUuid":"a1"`, `"parentUuid":"a2"`, `"toolu_1"`, `"toolu_2"`, `"uuid":"r1"`, `"uuid":"r2"`).Replace(cRes)
+	att := `{"parentUuid":"r2","isSidechain":false,"attachment":{"type":"todo_reminder"},"type":"attachment","uuid":"at1","timestamp":"2026-11-22T02:58:33.000Z","sessionId":"s1"}`
+	in := cUser + "\n" + cCall + "\n" + a2 + "\n" + r2 + "\n" + att + "\n" + cRes + "\n"
+	if kinds, out, _ := run(t, session.Claude, in); len(kinds) != 0 || out != in {
+		t.Errorf("fixes %v", kinds)
+	}
+	// without the late result, the call is answered where the conversation
+	// went on from it: before the attachment
+	in = cUser + "\n" + cCall + "\n" + a2 + "\n" + r2 + "\n" + att + "\n"
+	kinds, out, _ := run(t, session.Claude, in)
+	if strings.Join(kinds, ",") != "dangling_tool_call,broken_parent" {
+		t.Fatalf("fixes %v", kinds)
+	}
+	// the answer goes on from the tip the attachment went on from (r2), so
+	// the chain keeps every line
+	if lines := strings.Split(out, "\n"); len(lines) != 7 || !strings.Contains(lines[4], `"tool_use_id":"toolu_1"`) ||
+		!strings.HasPrefix(lines[4], `{"parentUuid":"r2",`) {
+		t.Errorf("got\n%s", out)
+	}
+	again(t, session.Claude, out)
+}

@@ -19,7 +19,7 @@ const InterruptedToolUse = "[Request interrupted by user for tool use]"
 
 // NewMend implements repair.Mender.
 func (Home) NewMend(now time.Time) repair.Mend {
-	return &mend{now: now, pending: map[string]*pendingCall{}, early: map[string]bool{},
+	return &mend{now: now, pending: map[string]*pendingCall{}, early: map[string]bool{}, answered: map[string]bool{}, inMid: map[string]bool{},
 		links: repair.Links{Strip: stripResults, SetParent: setParent}}
 }
 
@@ -46,6 +46,9 @@ type mend struct {
 	pending  map[string]*pendingCall
 	early    map[string]bool // results whose call was not seen yet
 	parents  map[string]link // recent main-chain uuid -> parent
+	answered map[string]bool // every call id a main-chain result answers
+	inMid    map[string]bool // calls noted in a mid
+	mids     []mid
 	seq      int
 	leaf     string   // uuid of the newest main-chain record
 	env      envelope // of the newest main-chain assistant record with a call
@@ -66,17 +69,21 @@ func (m *mend) Record(r *session.Record) []repair.Fix {
 	if r.UUID != "" {
 		m.leaf = r.UUID
 	}
-	var fixes []repair.Fix
 	if len(m.pending) > 0 && r.Role != session.RoleAssistant && len(r.ToolResults) == 0 &&
 		r.Type != "progress" && r.UUID != "" && r.ParentUUID != "" && (r.ParentUUID == prev || m.beforeCalls(r.ParentUUID)) {
-		// the conversation went on from an unanswered call: from the call
-		// itself, or, when the client was resumed after a crash during
-		// the tool, from the line before it (the client drops an assistant
-		// line whose calls have no result, and goes on from its parent).
-		// The answer goes where the client would have written it, after
-		// the call, and r hangs from it: the call stays in the history,
-		// answered
-		fixes = m.answerBefore(r)
+		// the conversation went on from a call not answered so far: from
+		// the call itself, or, when the client was resumed after a crash
+		// during the tool, from the line before it (the client drops an
+		// assistant line whose calls have no result, and goes on from its
+		// parent). Results of parallel calls may still come (after an
+		// attachment, say): End decides, and answers the calls no result
+		// ever answers where the client would have, after the call, with
+		// r hanging from the answer
+		parent := prev // it went on from the chain's tip: the answer goes on from there
+		if r.ParentUUID != prev {
+			parent = "" // from before the call: the answer hangs from the call
+		}
+		m.noteMid(r, parent)
 	}
 	if r.UUID != "" {
 		m.remember(r.UUID, r.ParentUUID, r.UserPrompt)
@@ -108,6 +115,7 @@ func (m *mend) Record(r *session.Record) []repair.Fix {
 			m.promptID = e.PromptID
 		}
 		for _, res := range r.ToolResults {
+			m.answered[res.CallID] = true
 			if _, ok := m.pending[res.CallID]; ok {
 				delete(m.pending, res.CallID)
 			} else if res.CallID != "" {
@@ -120,7 +128,34 @@ func (m *mend) Record(r *session.Record) []repair.Fix {
 			clear(m.pending)
 		}
 	}
-	return fixes
+	return nil
+}
+
+// mid is a place where the conversation went on from calls that had no
+// result yet.
+type mid struct {
+	calls    []*pendingCall
+	line     jsonl.Line // the record that went on (Raw not kept)
+	at       time.Time  // its timestamp
+	env      envelope
+	promptID string
+	parent   string // what the answers hang from ("": the newest call's line)
+}
+
+func (m *mend) noteMid(r *session.Record, parent string) {
+	var calls []*pendingCall
+	for _, c := range m.pendingCalls() {
+		if !m.inMid[c.id] {
+			m.inMid[c.id] = true
+			calls = append(calls, c)
+		}
+	}
+	if len(calls) == 0 {
+		return
+	}
+	l := r.Line
+	l.Raw = nil
+	m.mids = append(m.mids, mid{calls: calls, line: l, at: r.Timestamp, env: m.env, promptID: m.promptID, parent: parent})
 }
 
 // recentLinks is how many main-chain parent links are remembered to find
@@ -161,14 +196,16 @@ func (m *mend) beforeCalls(u string) bool {
 // answerBefore answers the pending calls with records written just before
 // r, chained after the line of the newest call, and relinks r to the last
 // of them.
-func (m *mend) answerBefore(r *session.Record) []repair.Fix {
-	calls := m.pendingCalls()
-	parent := calls[len(calls)-1].owner
-	clear(m.pending)
-	at := r.Timestamp
+func (m *mend) answerBefore(md mid, calls []*pendingCall) []repair.Fix {
+	parent := md.parent
+	if parent == "" {
+		parent = calls[len(calls)-1].owner
+	}
+	at := md.at
 	if at.IsZero() {
 		at = m.now
 	}
+	m.env, m.promptID = md.env, md.promptID
 	var lines [][]byte
 	for i, c := range calls {
 		id := newUUID()
@@ -181,8 +218,8 @@ func (m *mend) answerBefore(r *session.Record) []repair.Fix {
 		reason = fmt.Sprintf("%d tool calls were never answered (the client stopped during the tools, and the conversation went on): answered as Claude Code answers an interrupted tool use", len(calls))
 	}
 	return []repair.Fix{
-		repair.Insert(&r.Line, &calls[0].line, repair.KindDangling, reason, lines...),
-		repair.Edit(r.Line.Num, r.Line.Offset, repair.KindParent, fmt.Sprintf("relinked to the answer written before it (%s)", last),
+		repair.Insert(&md.line, &calls[0].line, repair.KindDangling, reason, lines...),
+		repair.Edit(md.line.Num, md.line.Offset, repair.KindParent, fmt.Sprintf("relinked to the answer written before it (%s)", last),
 			func(raw []byte) ([]byte, error) { return setParent(raw, last) }),
 	}
 }
@@ -216,6 +253,20 @@ func (m *mend) DuplicateKey(r *session.Record) string { return r.UUID }
 // user record with an is_error tool_result, chained after the leaf.
 func (m *mend) End() []repair.Fix {
 	fixes, resolve := m.links.End()
+	env, promptID := m.env, m.promptID
+	for _, md := range m.mids {
+		var calls []*pendingCall
+		for _, c := range md.calls {
+			if !m.answered[c.id] {
+				calls = append(calls, c)
+				delete(m.pending, c.id) // answered here, not at the end
+			}
+		}
+		if len(calls) > 0 {
+			fixes = append(fixes, m.answerBefore(md, calls)...)
+		}
+	}
+	m.env, m.promptID = env, promptID
 	if len(m.pending) == 0 || m.leaf == "" {
 		return fixes
 	}

@@ -19,7 +19,7 @@ const AbortedOutput = "aborted"
 
 // NewMend implements repair.Mender.
 func (Home) NewMend(now time.Time) repair.Mend {
-	return &mend{now: now, ordinal: -1}
+	return &mend{now: now, ordinal: -1, answered: map[string]bool{}}
 }
 
 type codexCall struct {
@@ -34,6 +34,16 @@ type mend struct {
 	// open are the calls not answered so far and not followed by any other
 	// response item: only such calls are still open when the file ends.
 	open []codexCall
+	// mids are the places where the thread went on from open calls
+	mids     []codexMid
+	answered map[string]bool // every call id an output answers
+}
+
+type codexMid struct {
+	calls   []codexCall
+	line    jsonl.Line // the item that went on (Raw not kept)
+	at      time.Time
+	ordinal int64 // of the line before it
 }
 
 // Record implements repair.Mend.
@@ -47,6 +57,9 @@ func (m *mend) Record(r *session.Record) []repair.Fix {
 	}
 	switch {
 	case len(r.ToolResults) > 0:
+		for _, res := range r.ToolResults {
+			m.answered[res.CallID] = true
+		}
 		kept := m.open[:0]
 		for _, c := range m.open {
 			if !answersCall(r, c.id) {
@@ -63,17 +76,16 @@ func (m *mend) Record(r *session.Record) []repair.Fix {
 		// before r, with the ordinal of the line before it (Codex reuses
 		// and skips ordinals without complaint; it only needs the last
 		// line to have one) and r's timestamp
+		// (End decides: an output may still come later in the file)
 		at := r.Timestamp
 		if at.IsZero() {
 			at = m.now
 		}
-		var lines [][]byte
-		for _, c := range m.open {
-			lines = append(lines, callOutputLine(at, prev, c))
-		}
-		fix := repair.Insert(&r.Line, &m.open[0].line, repair.KindDangling, m.reason(m.open, "Codex stopped during the tool, and the thread went on"), lines...)
+		l := r.Line
+		l.Raw = nil
+		m.mids = append(m.mids, codexMid{calls: append([]codexCall(nil), m.open...), line: l, at: at, ordinal: prev})
 		m.open = m.open[:0]
-		return []repair.Fix{fix}
+		return nil
 	case len(r.ToolCalls) == 0:
 		return nil
 	}
@@ -110,6 +122,20 @@ func (m *mend) DuplicateKey(*session.Record) string { return "" }
 // "aborted", written after the last line with the next ordinal.
 func (m *mend) End() []repair.Fix {
 	var fixes []repair.Fix
+	for _, md := range m.mids {
+		var calls []codexCall
+		var lines [][]byte
+		for _, c := range md.calls {
+			if !m.answered[c.id] {
+				calls = append(calls, c)
+				lines = append(lines, callOutputLine(md.at, md.ordinal, c))
+			}
+		}
+		if len(calls) > 0 {
+			fixes = append(fixes, repair.Insert(&md.line, &calls[0].line, repair.KindDangling,
+				m.reason(calls, "Codex stopped during the tool, and the thread went on"), lines...))
+		}
+	}
 	for i, c := range m.open {
 		at := m.now.Add(time.Duration(i) * time.Millisecond)
 		ord := int64(-1)
