@@ -115,17 +115,7 @@ func TestRepairClaudeTornThenGlued(t *testing.T) {
 	mark := h.Mark()
 	h.ClaudeResume(id, "NOTOOL turn E")
 	got := h.UserTexts(h.FirstModelCallSince(mark))
-	for _, want := range []string{"NOTOOL turn A", "NOTOOL turn B", "NOTOOL turn D", "NOTOOL turn E"} {
-		found := false
-		for _, g := range got {
-			// two user messages in a row are joined by the client, which
-			// leaves a newline at the end of the first
-			found = found || strings.TrimSpace(g) == want
-		}
-		if !found {
-			t.Errorf("turn E request lacks %q: %q", want, got)
-		}
-	}
+	hasTexts(t, "turn E request", got, "NOTOOL turn A", "NOTOOL turn B", "NOTOOL turn D", "NOTOOL turn E")
 }
 
 // TestRepairCodexCutAfterCall: Codex is killed after it wrote a function
@@ -195,17 +185,7 @@ func TestRepairClaudeGarbledMiddle(t *testing.T) {
 	mark := h.Mark()
 	h.ClaudeResume(id, "NOTOOL turn D")
 	got := h.UserTexts(h.FirstModelCallSince(mark))
-	for _, want := range []string{"NOTOOL turn A", "NOTOOL turn B", "NOTOOL turn C", "NOTOOL turn D"} {
-		found := false
-		for _, g := range got {
-			// two user messages in a row are joined by the client, which
-			// leaves a newline at the end of the first
-			found = found || strings.TrimSpace(g) == want
-		}
-		if !found {
-			t.Errorf("turn D request lacks %q: %q", want, got)
-		}
-	}
+	hasTexts(t, "turn D request", got, "NOTOOL turn A", "NOTOOL turn B", "NOTOOL turn C", "NOTOOL turn D")
 }
 
 // TestRepairClaudeOrphanResult: the assistant line with a tool call is
@@ -240,17 +220,7 @@ func TestRepairClaudeOrphanResult(t *testing.T) {
 		t.Errorf("the resumed request still carries a tool result")
 	}
 	got := h.UserTexts(req)
-	for _, want := range []string{"NOTOOL turn A", "Please list the files here", "NOTOOL turn C", "NOTOOL turn D"} {
-		found := false
-		for _, g := range got {
-			// two user messages in a row are joined by the client, which
-			// leaves a newline at the end of the first
-			found = found || strings.TrimSpace(g) == want
-		}
-		if !found {
-			t.Errorf("turn D request lacks %q: %q", want, got)
-		}
-	}
+	hasTexts(t, "turn D request", got, "NOTOOL turn A", "Please list the files here", "NOTOOL turn C", "NOTOOL turn D")
 }
 
 // killDuring starts a client (bin, args) in its own process group and
@@ -310,15 +280,7 @@ func TestRepairClaudeKilledDuringTool(t *testing.T) {
 		t.Errorf("the resumed request does not carry the call with its interrupted answer")
 	}
 	got := h.UserTexts(req)
-	for _, want := range []string{"NOTOOL turn A", "SLOWTOOL turn B", "NOTOOL turn C"} {
-		found := false
-		for _, g := range got {
-			found = found || strings.TrimSpace(g) == want
-		}
-		if !found {
-			t.Errorf("turn C request lacks %q: %q", want, got)
-		}
-	}
+	hasTexts(t, "turn C request", got, "NOTOOL turn A", "SLOWTOOL turn B", "NOTOOL turn C")
 }
 
 // TestRepairCodexKilledDuringTool: the same for Codex: killed while its
@@ -372,15 +334,7 @@ func TestRepairClaudeKilledThenResumed(t *testing.T) {
 		t.Errorf("the resumed request does not carry the call with its interrupted answer")
 	}
 	got := h.UserTexts(req)
-	for _, want := range []string{"NOTOOL turn A", "SLOWTOOL turn B", "NOTOOL turn C", "NOTOOL turn D"} {
-		found := false
-		for _, g := range got {
-			found = found || strings.TrimSpace(g) == want
-		}
-		if !found {
-			t.Errorf("turn D request lacks %q: %q", want, got)
-		}
-	}
+	hasTexts(t, "turn D request", got, "NOTOOL turn A", "SLOWTOOL turn B", "NOTOOL turn C", "NOTOOL turn D")
 }
 
 // TestRepairCodexKilledThenResumed: Codex is killed during its tool and
@@ -408,4 +362,20 @@ func TestRepairCodexKilledThenResumed(t *testing.T) {
 		t.Errorf("the resumed request does not carry the call with its aborted output")
 	}
 	wantTexts(t, "turn D request", h.UserTexts(req), []string{"NOTOOL turn A", "SLOWTOOL turn B", "NOTOOL turn C", "NOTOOL turn D"})
+}
+
+// hasTexts fails the test unless every one of want is among the user texts
+// got (in any order; two user messages in a row are joined by the client,
+// which leaves a newline at the end of the first, so texts are trimmed).
+func hasTexts(t *testing.T, what string, got []string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		found := false
+		for _, g := range got {
+			found = found || strings.TrimSpace(g) == w
+		}
+		if !found {
+			t.Errorf("%s lacks %q: %q", what, w, got)
+		}
+	}
 }

@@ -92,17 +92,10 @@ func runGrep(ctx context.Context, env *appEnv, opt grepOptions) error {
 		return err
 	}
 	var ss []*session.Session
-	for _, s := range res.Sessions {
-		if opt.agent != "" && s.Agent != opt.agent {
-			continue
+	for _, s := range keep(res.Sessions, opt.agent, opt.since) {
+		if opt.project == "" || strings.Contains(s.Project, opt.project) || strings.Contains(session.HeadCWD(s), opt.project) {
+			ss = append(ss, s)
 		}
-		if !opt.since.IsZero() && s.Updated().Before(opt.since) {
-			continue
-		}
-		if opt.project != "" && !strings.Contains(s.Project, opt.project) && !strings.Contains(session.HeadCWD(s), opt.project) {
-			continue
-		}
-		ss = append(ss, s)
 	}
 	w := bufio.NewWriterSize(env.stdout, 64<<10)
 	defer w.Flush()

@@ -80,16 +80,7 @@ func runLs(ctx context.Context, env *appEnv, opt lsOptions) error {
 	if err := discoveryProblems(env, res, len(res.Sessions) == 0 && len(res.Unrecognized) == 0); err != nil {
 		return err
 	}
-	var ss []*session.Session
-	for _, s := range res.Sessions {
-		if opt.agent != "" && s.Agent != opt.agent {
-			continue
-		}
-		if !opt.since.IsZero() && s.Updated().Before(opt.since) {
-			continue
-		}
-		ss = append(ss, s)
-	}
+	ss := keep(res.Sessions, opt.agent, opt.since)
 	var total int64
 	for _, s := range ss {
 		total += summarizedBytes(s)

@@ -71,6 +71,22 @@ func discoverScope(env *appEnv, roots, paths []string) *session.Result {
 	return session.Discover(session.DefaultRoots(env.getenv, env.home), true)
 }
 
+// keep returns the sessions of agent (all when "") updated since (any
+// time when zero), in the order found.
+func keep(ss []*session.Session, agent session.Agent, since time.Time) []*session.Session {
+	var out []*session.Session
+	for _, s := range ss {
+		if agent != "" && s.Agent != agent {
+			continue
+		}
+		if !since.IsZero() && s.Updated().Before(since) {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
 // searched says where discoverScope looked, for "no sessions found in …":
 // the paths or roots given, or the default stores as the environment names
 // them (CLAUDE_CONFIG_DIR=/x is searched instead of ~/.claude, so the
