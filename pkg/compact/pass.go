@@ -66,6 +66,11 @@ func livePass(ctx context.Context, conv session.Conversation, path string, st *p
 	st.sp.activeStart = -1
 	st.lastLine = -1
 	err := conv.History(ctx, path, session.HistoryOptions{}, func(m *session.Message) error {
+		if m.Synthetic {
+			// in no line: a kept call without an output gets the client's
+			// own answer from the layout (Aborted) when the tail is written
+			return nil
+		}
 		part := 0
 		if m.Line == st.lastLine {
 			part = st.lastPart + 1

@@ -65,6 +65,10 @@ type Message struct {
 	// environment and permission blocks, command echoes, meta messages,
 	// synthetic replies. The rule per agent is in docs/show.md.
 	Injected bool
+	// Synthetic marks a message the client makes up when it sends the
+	// history and never writes (Codex's "aborted" output for a call that
+	// has none): no line holds it, so writers skip it.
+	Synthetic bool
 	// State is Live for what the client sends; with HistoryOptions.All,
 	// the other states say why a message is no longer sent.
 	State State

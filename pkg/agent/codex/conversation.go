@@ -291,7 +291,7 @@ func (h Home) History(ctx context.Context, path string, opt session.HistoryOptio
 				// a call without an output (Codex was killed during the
 				// tool): every request carries Codex's own "aborted" for
 				// it, right after the call; the file never does
-				out := session.Message{Turn: m.Turn, Role: session.RoleTool, Text: AbortedOutput, Injected: true,
+				out := session.Message{Turn: m.Turn, Role: session.RoleTool, Text: AbortedOutput, Injected: true, Synthetic: true,
 					ToolResults: []session.ToolResult{{CallID: c.ID, Output: AbortedOutput}},
 					Line:        m.Line, Offset: m.Offset, ID: c.ID, Timestamp: m.Timestamp}
 				if err := fn(&out); err != nil {
