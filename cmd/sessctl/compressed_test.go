@@ -1,0 +1,316 @@
+package main
+
+import (
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// copyTree copies the directory from into to, keeping modification times.
+func copyTree(t *testing.T, from, to string) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		dst := filepath.Join(to, rel)
+		if e.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(dst, b, 0o644); err != nil {
+			return err
+		}
+		fi, err := e.Info()
+		if err != nil {
+			return err
+		}
+		return os.Chtimes(dst, fi.ModTime(), fi.ModTime())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// compressFile writes p's bytes, zstd-compressed at Codex's level 3, to
+// p+".zst" with p's mode and mtime (what Codex's rollout maintenance keeps),
+// and removes p.
+func compressFile(t *testing.T, p string) {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p+".zst", enc.EncodeAll(b, nil), fi.Mode().Perm()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(p+".zst", fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// codexTrees returns a plain Codex store (the repository's fixture, and the
+// real 0.169 samples when they are there) and the same store with every
+// rollout compressed the way Codex compresses them.
+func codexTrees(t *testing.T) (plain, comp string) {
+	t.Helper()
+	repo, _ := filepath.Abs("../..")
+	base := t.TempDir()
+	plain, comp = filepath.Join(base, "plain"), filepath.Join(base, "comp")
+	copyTree(t, filepath.Join(repo, "testdata", "sessions", "codex"), plain)
+	if s := filepath.Join(repo, "..", "shared", "samples", "real-clients", "codex-home", "codex"); dirExists(s) {
+		copyTree(t, s, plain)
+	}
+	copyTree(t, plain, comp)
+	n := 0
+	filepath.WalkDir(comp, func(p string, e fs.DirEntry, err error) error {
+		if err == nil && !e.IsDir() && strings.HasPrefix(e.Name(), "rollout-") && strings.HasSuffix(p, ".jsonl") {
+			compressFile(t, p)
+			n++
+		}
+		return nil
+	})
+	if n == 0 {
+		t.Fatal("no rollout to compress")
+	}
+	return plain, comp
+}
+
+func dirExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// normalized decodes JSON output with the tree's root and the ".zst" of
+// file names taken out, and without the sizes on disk (which compression
+// changes, as it should).
+func normalized(t *testing.T, out, root string) any {
+	t.Helper()
+	out = strings.ReplaceAll(out, root, "ROOT")
+	out = strings.ReplaceAll(out, ".jsonl.zst", ".jsonl")
+	// one JSON value, or a stream of them (show --json)
+	var vs []any
+	dec := json.NewDecoder(strings.NewReader(out))
+	for dec.More() {
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			t.Fatalf("output is not JSON: %v\n%s", err, out)
+		}
+		vs = append(vs, v)
+	}
+	var v any = vs
+	var strip func(v any) any
+	strip = func(v any) any {
+		switch x := v.(type) {
+		case map[string]any:
+			delete(x, "size")
+			for k, e := range x {
+				x[k] = strip(e)
+			}
+		case []any:
+			for i, e := range x {
+				x[i] = strip(e)
+			}
+		}
+		return v
+	}
+	return strip(v)
+}
+
+// A compressed Codex store reads exactly like the plain one: ls, stats,
+// check and show give the same JSON but for the sizes on disk.
+func TestCompressedTreeReadsLikePlain(t *testing.T) {
+	plain, comp := codexTrees(t)
+	t.Setenv("TZ", "UTC")
+	for _, args := range [][]string{
+		{"ls", "--json", "--root"},
+		{"stats", "--all", "--json", "--root"},
+		{"stats", "--all", "--by", "model", "--json", "--root"},
+	} {
+		po, pe, pc := runCLI(t, append(args, plain)...)
+		co, ce, cc := runCLI(t, append(args, comp)...)
+		if pc != 0 || cc != 0 {
+			t.Fatalf("%v: exit %d / %d\n%s\n%s", args, pc, cc, pe, ce)
+		}
+		if !strings.Contains(co, ".jsonl.zst") {
+			t.Errorf("%v: the compressed tree's output names no .jsonl.zst file", args)
+		}
+		if p, c := normalized(t, po, plain), normalized(t, co, comp); !reflect.DeepEqual(p, c) {
+			t.Errorf("%v: the compressed tree reads differently\nplain: %s\ncompressed: %s", args, po, co)
+		}
+	}
+	// per file: check and show
+	var files []string
+	filepath.WalkDir(comp, func(p string, e fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".jsonl.zst") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	for _, f := range files {
+		pf := strings.Replace(strings.TrimSuffix(f, ".zst"), comp, plain, 1)
+		for _, cmd := range [][]string{{"check", "--json"}, {"show", "--json"}, {"checkpoints", "--json"}} {
+			po, _, pc := runCLI(t, append(cmd, pf)...)
+			co, _, cc := runCLI(t, append(cmd, f)...)
+			if pc != cc {
+				t.Errorf("%v %s: exit %d plain, %d compressed", cmd, filepath.Base(f), pc, cc)
+			}
+			if p, c := normalized(t, po, plain), normalized(t, co, comp); !reflect.DeepEqual(p, c) {
+				t.Errorf("%v %s: reads differently\nplain: %.2000s\ncompressed: %.2000s", cmd, filepath.Base(f), po, co)
+			}
+		}
+	}
+}
+
+// When a rollout exists in both forms, the plain file is the session (as
+// for Codex): listed once, read from the plain file.
+func TestPlainRolloutWinsOverCompressed(t *testing.T) {
+	repo, _ := filepath.Abs("../..")
+	root := t.TempDir()
+	copyTree(t, filepath.Join(repo, "testdata", "sessions", "codex"), root)
+	var plain string
+	filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".jsonl") && strings.HasPrefix(e.Name(), "rollout-") {
+			plain = p
+		}
+		return nil
+	})
+	// the compressed form holds only the first line: a stale copy
+	b, err := os.ReadFile(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := b[:strings.IndexByte(string(b), '\n')+1]
+	stale := filepath.Join(t.TempDir(), filepath.Base(plain))
+	os.WriteFile(stale, first, 0o644)
+	compressFile(t, stale)
+	zb, _ := os.ReadFile(stale + ".zst")
+	os.WriteFile(plain+".zst", zb, 0o644)
+	old := time.Now().Add(time.Hour) // the compressed form even looks newer
+	os.Chtimes(plain+".zst", old, old)
+
+	for _, arg := range []string{root, plain + ".zst"} {
+		out, errOut, code := runCLI(t, "ls", "--json", arg)
+		if code != 0 {
+			t.Fatalf("ls %s: exit %d: %s", arg, code, errOut)
+		}
+		var ss []struct {
+			Main    string `json:"main"`
+			Records int    `json:"records"`
+		}
+		if err := json.Unmarshal([]byte(out), &ss); err != nil {
+			t.Fatal(err)
+		}
+		if len(ss) != 1 || ss[0].Main != plain || ss[0].Records < 2 {
+			t.Errorf("ls %s: want the plain file alone, got %+v", arg, ss)
+		}
+	}
+}
+
+// A truncated, corrupt or window-greedy .zst is reported like a corrupt
+// line, with its path and the offset in the content, and reading it neither
+// hangs nor takes the memory its header asks for.
+func TestDamagedCompressedRollout(t *testing.T) {
+	_, comp := codexTrees(t)
+	var f string
+	filepath.WalkDir(comp, func(p string, e fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".jsonl.zst") && f == "" {
+			f = p
+		}
+		return nil
+	})
+	good, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// content compressed in small frames, so that a cut leaves the first lines readable
+	dec, _ := zstd.NewReader(nil)
+	content, err := dec.DecodeAll(good, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, _ := zstd.NewWriter(nil)
+	var framed []byte
+	for i := 0; i < len(content); i += 1000 {
+		framed = enc.EncodeAll(content[i:min(i+1000, len(content))], framed)
+	}
+	flipped := append([]byte(nil), framed...)
+	for i := len(flipped) / 2; i < len(flipped)/2+16; i++ {
+		flipped[i] ^= 0x5a
+	}
+	// a frame header asking for a 2 GiB window (window descriptor: exponent 21)
+	greedy := []byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, 21 << 3, 0x01, 0x00, 0x00}
+	cases := map[string][]byte{
+		"truncated": framed[:len(framed)*2/3],
+		"corrupt":   flipped,
+		"greedy":    greedy,
+		"garbage":   []byte("this is not zstd at all\n"),
+	}
+	for name, b := range cases {
+		t.Run(name, func(t *testing.T) {
+			if err := os.WriteFile(f, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, errOut, code := runCLI(t, "check", "--json", f)
+			if code != 1 {
+				t.Fatalf("check: exit %d, want 1 (problems found)\n%s%s", code, out, errOut)
+			}
+			var res struct {
+				Files []struct {
+					Problems []struct {
+						Path    string `json:"path"`
+						Kind    string `json:"kind"`
+						Line    int    `json:"line"`
+						Offset  int64  `json:"offset"`
+						Message string `json:"message"`
+					} `json:"problems"`
+				} `json:"files"`
+			}
+			if err := json.Unmarshal([]byte(out), &res); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			found := false
+			for _, r := range res.Files {
+				for _, p := range r.Problems {
+					if p.Path == f && p.Kind == "corrupt_line" && strings.Contains(p.Message, "compressed stream damaged") {
+						found = true
+						if name == "truncated" && (p.Offset == 0 || p.Line < 2) {
+							t.Errorf("a cut after several frames is reported at line %d, offset %d: the readable part was lost", p.Line, p.Offset)
+						}
+					}
+				}
+			}
+			if !found {
+				t.Errorf("no damaged-stream problem with the file's path:\n%s", out)
+			}
+			if _, errOut, code := runCLI(t, "ls", "--json", f); code != 0 {
+				t.Errorf("ls of a damaged .zst: exit %d: %s", code, errOut)
+			}
+			if _, errOut, code := runCLI(t, "stats", "--json", f); code != 0 {
+				t.Errorf("stats of a damaged .zst: exit %d: %s", code, errOut)
+			}
+		})
+	}
+}
