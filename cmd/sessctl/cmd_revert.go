@@ -76,7 +76,10 @@ func revertCommand(env *appEnv) *cli.Command {
 
 // revertOutput is revert --json.
 type revertOutput struct {
-	Session  string             `json:"session"`
+	Session string `json:"session"`
+	// NewPath is where the session is after the revert when it moved: a
+	// compressed rollout becomes its plain file.
+	NewPath  string             `json:"new_path,omitempty"`
 	DryRun   bool               `json:"dry_run"`
 	Plan     *checkpoint.Plan   `json:"plan"`
 	Rotation *rotation.Rotation `json:"rotation"` // where the original is kept (nil on --dry-run)
@@ -141,6 +144,7 @@ func runRevert(ctx context.Context, env *appEnv, s *session.Session, opt revertO
 		return fmt.Errorf("%w (nothing was changed)", inPath(path, err))
 	}
 	out.Warnings = append(out.Warnings, tx.Notes(res)...)
+	out.NewPath = res.NewPath
 	out.Rotation = res.Rotation
 	out.OldSize, out.NewSize = res.OldSize, res.NewSize
 	return renderRevert(env, out, opt)

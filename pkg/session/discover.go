@@ -318,6 +318,14 @@ func (d *discoverer) neighbours(s *Session, dir, name string, names map[string]f
 			s.Files = append(s.Files, f)
 		}
 	}
+	// a compressed form the plain file hides (Codex reads the plain one);
+	// it goes with the session when the session is removed, or it would
+	// come back as the session with older content
+	if e2, ok := names[name+jsonl.CompressedSuffix]; ok && e2.Type().IsRegular() && filepath.Base(s.Main) == name {
+		if f, ok := d.stat(filepath.Join(dir, e2.Name()), FileSide); ok {
+			s.Files = append(s.Files, f)
+		}
+	}
 	// sessctl's lock file beside it: .<name>.sessctl.lock
 	if e2, ok := names["."+name+lockSuffix]; ok && e2.Type().IsRegular() {
 		if f, ok := d.stat(filepath.Join(dir, e2.Name()), FileSide); ok {
