@@ -314,3 +314,50 @@ func TestDamagedCompressedRollout(t *testing.T) {
 		})
 	}
 }
+
+// The real Codex 0.169 rollout whose last token_count was removed before a
+// resume (shared samples): its per-response records add up to 29,817
+// tokens, its cumulative counters to 19,826 (shared/formats/codex.md §5).
+// stats counts the records, keeps the cumulative (ccusage) view beside
+// them, and says why they differ; compressed, it reads the same.
+func TestStatsPerResponseRecords(t *testing.T) {
+	repo, _ := filepath.Abs("../..")
+	f := filepath.Join(repo, "..", "shared", "samples", "real-clients", "codex-home", "codex", "sessions", "2026", "11", "22",
+		"rollout-2026-11-22T03-04-55-01a20136-c2f0-7581-b713-c1cef388d89c.jsonl")
+	if _, err := os.Stat(f); err != nil {
+		t.Skip("shared samples not available")
+	}
+	z := filepath.Join(t.TempDir(), filepath.Base(f))
+	b, _ := os.ReadFile(f)
+	os.WriteFile(z, b, 0o644)
+	compressFile(t, z)
+	for _, p := range []string{f, z + ".zst"} {
+		out, errOut, code := runCLI(t, "stats", "--json", p)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		var v struct {
+			Consumption struct {
+				Recorded    struct{ Input, Output, CacheRead int64 } `json:"recorded"`
+				AsCCUsage   struct{ Input, Output, CacheRead int64 } `json:"as_ccusage"`
+				PerResponse int                                      `json:"per_response_records"`
+				ViewsDiffer string                                   `json:"views_differ"`
+			} `json:"consumption"`
+		}
+		// the totals' field names
+		out = strings.NewReplacer(`"input_tokens"`, `"Input"`, `"output_tokens"`, `"Output"`, `"cache_read_tokens"`, `"CacheRead"`).Replace(out)
+		if err := json.Unmarshal([]byte(out), &v); err != nil {
+			t.Fatal(err)
+		}
+		c := v.Consumption
+		if got := c.Recorded.Input + c.Recorded.Output + c.Recorded.CacheRead; got != 29817 {
+			t.Errorf("%s: recorded %d, want the records' 29,817", filepath.Base(p), got)
+		}
+		if got := c.AsCCUsage.Input + c.AsCCUsage.Output + c.AsCCUsage.CacheRead; got != 19826 {
+			t.Errorf("%s: as ccusage %d, want the cumulative 19,826", filepath.Base(p), got)
+		}
+		if c.PerResponse != 3 || !strings.Contains(c.ViewsDiffer, "19,826") {
+			t.Errorf("%s: per-response records %d, views_differ %q", filepath.Base(p), c.PerResponse, c.ViewsDiffer)
+		}
+	}
+}

@@ -145,6 +145,16 @@ func (rd *Reader) read(ctx context.Context, r io.Reader, path string, sc Scanner
 	return fu, err
 }
 
+// ViewsExplainer is implemented by scanners that count per-response usage
+// records where the file has them (FileUsage.PerResponse) while ccusage's
+// view reads cumulative counters: it says in words why the two views of a
+// session differ.
+type ViewsExplainer interface {
+	// ExplainViews says why records per-response records adding up to
+	// perResponse tokens differ from the cumulative view's cumulative.
+	ExplainViews(records int, perResponse, cumulative int64) string
+}
+
 // Explainer is implemented by scanners whose usage lives in files that a
 // session may lack (Kimi's wire.jsonl), to say so when a session has none.
 type Explainer interface {
