@@ -149,6 +149,13 @@ func (t *Txn) begin() error {
 		}
 	}
 	t.Leftovers, err = rotation.RemoveStale(t.dir, t.base, t.Agent, t.opt.Now())
+	if err == nil && t.compressed() {
+		// an interrupted rewrite of the compressed file left its temp file
+		// under the plain name
+		var more []rotation.Leftover
+		more, err = rotation.RemoveStale(t.dir, t.target, t.Agent, t.opt.Now())
+		t.Leftovers = append(t.Leftovers, more...)
+	}
 	return err
 }
 
