@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/sessctl/sessctl/pkg/agent/codex"
+	"github.com/sessctl/sessctl/pkg/session"
 )
 
 // TestRevertCompressedCodexRollout: a rollout that Codex's own rollout
@@ -99,5 +102,46 @@ func TestCodexResumesCompressedRollout(t *testing.T) {
 	}
 	if after := h.ReadFile(path); !bytes.HasPrefix(after, plain) {
 		t.Error("Codex's plain file does not start with the compressed content")
+	}
+}
+
+// TestCompactCompressedCodexRollout: sessctl compact on a rollout Codex
+// compressed itself writes the plain file (the content plus the compacted
+// record), keeps Codex's .zst as the rotation, and Codex resumes from the
+// compaction: the summary, the kept turn and the new prompt.
+func TestCompactCompressedCodexRollout(t *testing.T) {
+	t.Parallel()
+	h := NewHarness(t)
+	id := h.CodexExec("Please list the files here OLDONE " + padding)
+	h.CodexResume(id, "NOTOOL second turn OLDTWO "+padding)
+	h.CodexResume(id, "NOTOOL third turn KEEPTHREE")
+	path := h.CodexSessionFile(id)
+	plain, z := codexCompress(t, h, id, path)
+	zst := path + ".zst"
+
+	res := compactFile(t, zst, session.Codex, 2, 50)
+	if res.NewPath != path {
+		t.Errorf("compact says the session is now %q, want %q", res.NewPath, path)
+	}
+	if _, err := os.Stat(zst); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the .zst is still there after the compaction (%v)", err)
+	}
+	compacted := h.ReadFile(path)
+	if !bytes.HasPrefix(compacted, plain) || len(compacted) == len(plain) {
+		t.Fatal("the plain file is not the content plus the compaction")
+	}
+	if !bytes.Equal(h.ReadFile(res.Original), z) {
+		t.Errorf("the rotation %s is not Codex's .zst byte for byte", res.Original)
+	}
+	checkClean(t, path, session.Codex)
+
+	mark := h.Mark()
+	if out := h.CodexResume(id, "NOTOOL fourth turn NEWFOUR"); !strings.Contains(out, "ACK: NOTOOL fourth turn NEWFOUR") {
+		t.Errorf("turn 4 answered %q", out)
+	}
+	texts := h.UserTexts(h.FirstModelCallSince(mark))
+	if len(texts) != 3 || !strings.HasPrefix(texts[0], codex.SummaryPrefix+"\n") ||
+		texts[1] != "NOTOOL third turn KEEPTHREE" || texts[2] != "NOTOOL fourth turn NEWFOUR" {
+		t.Errorf("user texts of the resumed request:\n%q", texts)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/sessctl/sessctl/pkg/checkpoint"
+	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/rewrite"
 	"github.com/sessctl/sessctl/pkg/rotation"
 	"github.com/sessctl/sessctl/pkg/session"
@@ -201,6 +202,9 @@ func renderRevert(env *appEnv, out revertOutput, opt revertOptions) error {
 	} else if out.NextRotation != "" {
 		rot = out.NextRotation
 		fmt.Fprintf(w, "  the original would be kept as %s\n", line(rot))
+		if jsonl.IsCompressedName(out.Session) {
+			fmt.Fprintf(w, "  the session would be written as the plain %s (as Codex does before it appends)\n", line(jsonl.PlainName(out.Session)))
+		}
 	}
 	if out.CorruptLeftBehind > 0 {
 		fmt.Fprintf(w, "  %s\n", col.yellow(fmt.Sprintf("%s before the checkpoint %s not carried over (kimi-cli drops them too); they stay in %s",

@@ -361,3 +361,74 @@ func TestStatsPerResponseRecords(t *testing.T) {
 		}
 	}
 }
+
+// repair, revert and compact on a compressed rollout write the plain file
+// and keep the .zst, byte for byte, as the rotation; a dry run changes
+// nothing.
+func TestWritesOnCompressedRollout(t *testing.T) {
+	repo, _ := filepath.Abs("../..")
+	sample := filepath.Join(repo, "..", "shared", "samples", "real-clients", "codex-home", "codex", "sessions", "2026", "11", "22",
+		"rollout-2026-11-22T03-04-56-01a20136-c519-7a53-8be5-a1cfe016336f.jsonl") // a torn line glued to a record (line 22)
+	if _, err := os.Stat(sample); err != nil {
+		t.Skip("shared samples not available")
+	}
+	for _, cmd := range [][]string{
+		{"repair", "--force"},
+		{"revert", "--force", "--checkpoint", "1"},
+		{"compact", "--force"},
+	} {
+		t.Run(cmd[0], func(t *testing.T) {
+			dir := t.TempDir()
+			plain := filepath.Join(dir, filepath.Base(sample))
+			b, _ := os.ReadFile(sample)
+			os.WriteFile(plain, b, 0o644)
+			old := time.Now().Add(-8 * 24 * time.Hour)
+			os.Chtimes(plain, old, old)
+			compressFile(t, plain)
+			z, _ := os.ReadFile(plain + ".zst")
+
+			if _, errOut, code := runCLI(t, append(append([]string{}, cmd...), "--dry-run", plain+".zst")...); code != 0 {
+				t.Fatalf("dry run: exit %d: %s", code, errOut)
+			}
+			if got, _ := os.ReadFile(plain + ".zst"); string(got) != string(z) {
+				t.Fatal("the dry run changed the .zst")
+			}
+			if _, err := os.Stat(plain); err == nil {
+				t.Fatal("the dry run wrote the plain file")
+			}
+
+			out, errOut, code := runCLI(t, append(append([]string{}, cmd...), plain+".zst")...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s%s", code, out, errOut)
+			}
+			if !strings.Contains(errOut+out, "now the plain") {
+				t.Errorf("the output does not say where the session went:\n%s%s", out, errOut)
+			}
+			if _, err := os.Stat(plain + ".zst"); err == nil {
+				t.Error("the .zst is still there")
+			}
+			if got, _ := os.ReadFile(plain + ".zst.1"); string(got) != string(z) {
+				t.Error("the rotation .zst.1 is not the compressed original")
+			}
+			nb, err := os.ReadFile(plain)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch cmd[0] {
+			case "repair":
+				if len(nb) >= len(b) {
+					t.Errorf("repair left %d bytes of %d: the torn line is still there", len(nb), len(b))
+				}
+			default:
+				if !strings.HasPrefix(string(nb), string(b)) || len(nb) == len(b) {
+					t.Errorf("%s: the plain file is not the content plus what %s appends", cmd[0], cmd[0])
+				}
+			}
+			// the session is the plain file now, with the rotation
+			out, _, _ = runCLI(t, "ls", "--json", dir)
+			if !strings.Contains(out, `"rotations": 1`) || strings.Count(out, `"main":`) != 1 {
+				t.Errorf("ls after %s:\n%s", cmd[0], out)
+			}
+		})
+	}
+}
