@@ -11,13 +11,11 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-func compress(t testing.TB, b []byte) []byte {
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return enc.EncodeAll(b, nil)
-}
+// encoder is shared: EncodeAll may be called concurrently, and making one
+// per fuzz input would dominate the fuzzer's time.
+var encoder, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
+
+func compress(t testing.TB, b []byte) []byte { return encoder.EncodeAll(b, nil) }
 
 // readAll reads every line of r with a Reader: their bytes, statuses and
 // offsets, as one comparable record.
