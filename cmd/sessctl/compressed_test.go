@@ -125,7 +125,9 @@ func normalized(t *testing.T, out, root string) any {
 	strip = func(v any) any {
 		switch x := v.(type) {
 		case map[string]any:
-			delete(x, "size")
+			for _, k := range []string{"size", "bytes", "store_bytes", "rotation_bytes", "now"} {
+				delete(x, k)
+			}
 			for k, e := range x {
 				x[k] = strip(e)
 			}
@@ -184,6 +186,42 @@ func TestCompressedTreeReadsLikePlain(t *testing.T) {
 	}
 }
 
+// cleanup plans a compressed store as it plans the plain one, and removes
+// the .zst files with their sessions.
+func TestCleanupCompressedTree(t *testing.T) {
+	plain, comp := codexTrees(t)
+	old := time.Now().Add(-60 * 24 * time.Hour)
+	for _, root := range []string{plain, comp} {
+		filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+			if err == nil && !e.IsDir() {
+				os.Chtimes(p, old, old)
+			}
+			return nil
+		})
+	}
+	args := []string{"cleanup", "--json", "--older-than", "30d", "--root"}
+	po, pe, pc := runCLI(t, append(args, plain)...)
+	co, ce, cc := runCLI(t, append(args, comp)...)
+	if pc != 0 || cc != 0 {
+		t.Fatalf("exit %d / %d\n%s\n%s", pc, cc, pe, ce)
+	}
+	if !strings.Contains(co, ".jsonl.zst") {
+		t.Fatalf("the plan names no compressed rollout:\n%s", co)
+	}
+	if p, c := normalized(t, po, plain), normalized(t, co, comp); !reflect.DeepEqual(p, c) {
+		t.Errorf("cleanup plans the compressed store differently\nplain: %s\ncompressed: %s", po, co)
+	}
+	if _, errOut, code := runCLI(t, "cleanup", "--apply", "--quiet", "--older-than", "30d", "--root", comp); code != 0 {
+		t.Fatalf("cleanup --apply: exit %d: %s", code, errOut)
+	}
+	filepath.WalkDir(comp, func(p string, e fs.DirEntry, err error) error {
+		if err == nil && strings.Contains(e.Name(), "rollout-") {
+			t.Errorf("left after cleanup --apply: %s", p)
+		}
+		return nil
+	})
+}
+
 // When a rollout exists in both forms, the plain file is the session (as
 // for Codex): listed once, read from the plain file.
 func TestPlainRolloutWinsOverCompressed(t *testing.T) {
@@ -225,6 +263,18 @@ func TestPlainRolloutWinsOverCompressed(t *testing.T) {
 		}
 		if len(ss) != 1 || ss[0].Main != plain || ss[0].Records < 2 {
 			t.Errorf("ls %s: want the plain file alone, got %+v", arg, ss)
+		}
+	}
+	// the hidden .zst goes with its session: left, it would come back as it
+	aged := time.Now().Add(-60 * 24 * time.Hour)
+	os.Chtimes(plain, aged, aged)
+	os.Chtimes(plain+".zst", aged, aged)
+	if _, errOut, code := runCLI(t, "cleanup", "--apply", "--quiet", "--older-than", "30d", "--root", root); code != 0 {
+		t.Fatalf("cleanup: exit %d: %s", code, errOut)
+	}
+	for _, p := range []string{plain, plain + ".zst"} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("cleanup left %s", p)
 		}
 	}
 }
