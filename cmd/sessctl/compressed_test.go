@@ -474,6 +474,19 @@ func TestWritesOnCompressedRollout(t *testing.T) {
 					t.Errorf("%s: the plain file is not the content plus what %s appends", cmd[0], cmd[0])
 				}
 			}
+			if cmd[0] == "revert" {
+				// restoring the compressed rotation brings back its content, plain
+				if _, errOut, code := runCLI(t, "restore", "--rotation", "1", "--force", plain); code != 0 {
+					t.Fatalf("restore: exit %d: %s", code, errOut)
+				}
+				if got, _ := os.ReadFile(plain); string(got) != string(b) {
+					t.Error("restore of the .zst.1 rotation did not bring back the original content")
+				}
+				if _, err := os.Stat(plain + ".2"); err != nil {
+					t.Errorf("the reverted file was not kept as .2: %v", err)
+				}
+				os.Remove(plain + ".2")
+			}
 			// the session is the plain file now, with the rotation
 			out, _, _ = runCLI(t, "ls", "--json", dir)
 			if !strings.Contains(out, `"rotations": 1`) || strings.Count(out, `"main":`) != 1 {
