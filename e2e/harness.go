@@ -428,6 +428,16 @@ var (
 func (h *Harness) afterResume(p Prediction, r fakemodel.Request, prompt string) {
 	h.t.Helper()
 	h.CheckResume(p, r, prompt)
+	if plain := strings.TrimSuffix(p.Path, ".zst"); plain != p.Path {
+		// Codex appended to a compressed rollout: it decompressed it to the
+		// plain file first, which is the session from now on
+		if _, err := os.Stat(p.Path); errors.Is(err, fs.ErrNotExist) {
+			if h.before != nil {
+				h.before[plain] = h.before[p.Path]
+			}
+			p.Path = plain
+		}
+	}
 	h.checkTurn(p, prompt)
 	h.record(p)
 }
@@ -539,8 +549,9 @@ func (h *Harness) CodexResume(id, prompt string, extra ...string) string {
 }
 
 // CodexSessionFile returns the rollout of thread id
-// (~/.codex/sessions/YYYY/MM/DD/rollout-…-<id>.jsonl), failing the test
-// unless there is exactly one.
+// (~/.codex/sessions/YYYY/MM/DD/rollout-…-<id>.jsonl, or its compressed
+// form …jsonl.zst when there is no plain one), failing the test unless
+// there is exactly one.
 func (h *Harness) CodexSessionFile(id string) string {
 	h.t.Helper()
 	var found []string
@@ -555,6 +566,16 @@ func (h *Harness) CodexSessionFile(id string) string {
 		}
 		return nil
 	})
+	if err == nil && len(found) == 0 {
+		// compressed by Codex's rollout maintenance (rollout-….jsonl.zst);
+		// the plain file wins when both exist
+		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasPrefix(d.Name(), "rollout-") && strings.HasSuffix(d.Name(), "-"+id+".jsonl.zst") {
+				found = append(found, p)
+			}
+			return nil
+		})
+	}
 	if err != nil || len(found) != 1 {
 		h.t.Fatalf("e2e: codex rollout for %s: %v, found %q", id, err, found)
 	}

@@ -3,7 +3,9 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -318,6 +320,15 @@ func (h *Harness) Revert(path string, n int, args ...string) string {
 		}
 	}
 	out := h.Sessctl(append(append([]string{"revert", "--checkpoint", fmt.Sprint(n), "--force"}, args...), path)...)
+	if plain := strings.TrimSuffix(path, ".zst"); plain != path {
+		// a compressed rollout is the plain file after the revert
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			if h.before != nil {
+				h.before[plain] = h.before[path]
+			}
+			path = plain
+		}
+	}
 	after := h.Show(path)
 	if d := diffShow(want, after); d != "" {
 		h.t.Errorf("e2e: after `sessctl revert --checkpoint %d`, show's live items are not %s:\n%s", n, what, d)

@@ -223,7 +223,11 @@ func renderCompact(env *appEnv, r *compact.Result, col colorer) {
 	if r.AppendedLines > 0 {
 		how = plural(r.AppendedLines, "line") + " appended"
 	}
-	fmt.Fprintf(w, "written:  %s, %s, %s\n", line(r.Path), humanBytes(r.NewSize), how)
+	written := r.Path
+	if r.NewPath != "" {
+		written = r.NewPath
+	}
+	fmt.Fprintf(w, "written:  %s, %s, %s\n", line(written), humanBytes(r.NewSize), how)
 }
 
 func optThousands(v *int64) string {

@@ -124,7 +124,10 @@ func renderRestore(env *appEnv, out restoreOutput, opt restoreOptions) error {
 	if out.Rotation != nil {
 		fmt.Fprintf(w, "  the replaced file is kept as %s\n", line(out.Rotation.Path))
 	}
-	if out.NewSize != out.Restored.Size {
+	switch {
+	case jsonl.IsCompressedName(out.Restored.Path):
+		fmt.Fprintf(w, "  the rotation is compressed: its content was restored as the plain file\n")
+	case out.NewSize != out.Restored.Size:
 		fmt.Fprintf(w, "  a final newline was added (the rotation ended without one)\n")
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/sessctl/sessctl/pkg/checkpoint"
+	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/rewrite"
 	"github.com/sessctl/sessctl/pkg/rotation"
 	"github.com/sessctl/sessctl/pkg/session"
@@ -76,7 +77,10 @@ func revertCommand(env *appEnv) *cli.Command {
 
 // revertOutput is revert --json.
 type revertOutput struct {
-	Session  string             `json:"session"`
+	Session string `json:"session"`
+	// NewPath is where the session is after the revert when it moved: a
+	// compressed rollout becomes its plain file.
+	NewPath  string             `json:"new_path,omitempty"`
 	DryRun   bool               `json:"dry_run"`
 	Plan     *checkpoint.Plan   `json:"plan"`
 	Rotation *rotation.Rotation `json:"rotation"` // where the original is kept (nil on --dry-run)
@@ -141,6 +145,7 @@ func runRevert(ctx context.Context, env *appEnv, s *session.Session, opt revertO
 		return fmt.Errorf("%w (nothing was changed)", inPath(path, err))
 	}
 	out.Warnings = append(out.Warnings, tx.Notes(res)...)
+	out.NewPath = res.NewPath
 	out.Rotation = res.Rotation
 	out.OldSize, out.NewSize = res.OldSize, res.NewSize
 	return renderRevert(env, out, opt)
@@ -197,6 +202,9 @@ func renderRevert(env *appEnv, out revertOutput, opt revertOptions) error {
 	} else if out.NextRotation != "" {
 		rot = out.NextRotation
 		fmt.Fprintf(w, "  the original would be kept as %s\n", line(rot))
+		if jsonl.IsCompressedName(out.Session) {
+			fmt.Fprintf(w, "  the session would be written as the plain %s (as Codex does before it appends)\n", line(jsonl.PlainName(out.Session)))
+		}
 	}
 	if out.CorruptLeftBehind > 0 {
 		fmt.Fprintf(w, "  %s\n", col.yellow(fmt.Sprintf("%s before the checkpoint %s not carried over (kimi-cli drops them too); they stay in %s",

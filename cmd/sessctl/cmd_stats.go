@@ -379,6 +379,16 @@ func renderGroups(w io.Writer, out statsManyJSON, withCCUsage bool, col colorer)
 	if withCCUsage && out.AsCCUsage.Total() != out.Totals.Total() {
 		fmt.Fprintf(w, "%s: %s tokens (%s)\n", col.dim("ccusage"), thousands(out.AsCCUsage.Total()), ccusageView)
 	}
+	differ := 0
+	for _, su := range out.Sessions {
+		if su.ViewsDiffer != "" {
+			differ++
+		}
+	}
+	if differ > 0 {
+		fmt.Fprintf(w, "note: in %s the per-response usage records and the cumulative counters ccusage reads disagree; sessctl counts the records (stats SESSION says why)\n",
+			plural(differ, "session"))
+	}
 	if out.CountedNotByCCUsage > 0 {
 		fmt.Fprintf(w, "note: %s counted here %s dropped silently by ccusage (e.g. JSON with spaces after colons); see docs/stats.md\n",
 			plural(out.CountedNotByCCUsage, "usage line"), isAre(out.CountedNotByCCUsage))
@@ -499,6 +509,9 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 	if cc := su.AsCCUsage; cc != nil && cc.Total() != t.Total() {
 		fmt.Fprintf(w, "  ccusage: %s tokens in %s (%s)\n", thousands(cc.Total()), plural(cc.Requests, "request"),
 			strings.Replace(ccusageView, "the *.jsonl files", "this session's *.jsonl files", 1))
+	}
+	if su.ViewsDiffer != "" {
+		fmt.Fprintf(w, "  %s %s\n", col.yellow("note:"), line(su.ViewsDiffer))
 	}
 	if su.Rejected > 0 {
 		fmt.Fprintf(w, "  %s %s not counted:", col.yellow("note:"), plural(su.Rejected, "usage line"))

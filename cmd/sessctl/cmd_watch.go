@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/session"
 	"github.com/sessctl/sessctl/pkg/watch"
 	"github.com/urfave/cli/v2"
@@ -88,6 +89,9 @@ func newestSession(env *appEnv, opt watchOptions) (*session.Session, error) {
 		}
 		if opt.project != "" && !strings.Contains(s.Project, opt.project) {
 			continue
+		}
+		if jsonl.IsCompressedName(s.Main) {
+			continue // a compressed rollout is cold: nothing appends to it
 		}
 		return s, nil
 	}

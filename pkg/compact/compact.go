@@ -149,7 +149,10 @@ type KeptRecord struct {
 
 // Result describes a compaction (done, or planned with DryRun).
 type Result struct {
-	Path              string        `json:"path"`
+	Path string `json:"path"`
+	// NewPath is where the session is after the compaction when it moved:
+	// a compressed rollout becomes its plain file.
+	NewPath           string        `json:"new_path,omitempty"`
 	Agent             session.Agent `json:"agent"`
 	DryRun            bool          `json:"dry_run"`
 	Written           bool          `json:"written"`
@@ -375,8 +378,10 @@ func Compact(ctx context.Context, path string, agent session.Agent, opt Options)
 			if err != nil {
 				return err
 			}
-			if n != tx.Identity().Size {
-				return fmt.Errorf("%w (%d bytes, then %d)", errChanged, tx.Identity().Size, n)
+			// the content the plan was made from (for a compressed file the
+			// decompressed size, not the size on disk)
+			if n != src.size {
+				return fmt.Errorf("%w (%d bytes, then %d)", errChanged, src.size, n)
 			}
 			if n > 0 && lb.last != '\n' {
 				if _, err := io.WriteString(dst, "\n"); err != nil {
@@ -398,6 +403,7 @@ func Compact(ctx context.Context, path string, agent session.Agent, opt Options)
 		return res, err
 	}
 	res.Written = true
+	res.NewPath = rr.NewPath
 	res.Warnings = tx.Notes(rr)
 	res.OriginalSize, res.NewSize = rr.OldSize, rr.NewSize
 	if out.Append {

@@ -20,7 +20,8 @@ type fileSource struct {
 }
 
 func openSource(path string) (*fileSource, error) {
-	f, err := jsonl.Open(path)
+	// a compressed rollout is read backwards from a decompressed temporary copy
+	f, err := jsonl.OpenRandom(path)
 	if err != nil {
 		return nil, err
 	}

@@ -115,7 +115,7 @@ func recordText(r *session.Record) string {
 }
 
 func open(s *Side) (*reader, error) {
-	f, err := jsonl.Open(s.Path)
+	f, err := jsonl.OpenRandom(s.Path)
 	if err != nil {
 		return nil, err
 	}

@@ -30,6 +30,7 @@ const (
 	ContainsNUL               // holds a NUL byte (binary garbage, a torn write into a sparse file)
 	Truncated                 // the last line, without a newline and not valid JSON: a crash mid-write
 	TooLong                   // longer than Reader.MaxLineSize; its bytes were skipped, not kept
+	Undecodable               // a compressed file's stream is damaged here: this line and the rest cannot be read
 )
 
 var statusNames = [...]string{
@@ -41,6 +42,7 @@ var statusNames = [...]string{
 	ContainsNUL: "contains_nul",
 	Truncated:   "truncated",
 	TooLong:     "too_long",
+	Undecodable: "undecodable",
 }
 
 // String returns the stable name used in JSON output.
@@ -73,6 +75,8 @@ func (s Status) Describe() string {
 		return "truncated last line (no newline, incomplete JSON: a crash mid-write?)"
 	case TooLong:
 		return "line longer than the maximum line size"
+	case Undecodable:
+		return "compressed stream damaged here (truncated or corrupt .zst): nothing from this point on can be read"
 	}
 	return s.String()
 }
@@ -168,6 +172,7 @@ type Reader struct {
 	offset int64
 	line   Line
 	err    error
+	damage *CompressedError // the damaged compressed stream that ended the read
 
 	// src is the source when it can be read ahead without consuming it (a
 	// file: io.ReaderAt and io.Seeker), and base the source offset of the
@@ -272,6 +277,9 @@ func (r *Reader) Next() (*Line, error) {
 	}
 	raw, n, sawNewline, tooLong, err := r.readLine(max)
 	if err != nil && err != io.EOF {
+		if errors.As(err, &r.damage) {
+			return r.undecodable(raw, n, tooLong), nil
+		}
 		r.err = err
 		return nil, err
 	}
@@ -308,6 +316,25 @@ func (r *Reader) Next() (*Line, error) {
 	l.Status, l.RawControl = classify(raw, sawNewline, r.SkipValidation)
 	return l, nil
 }
+
+// undecodable ends the read at a damaged compressed stream: what was
+// decoded of the line the damage cut is the last line, Undecodable (its
+// bytes kept unless too long), and the next call returns io.EOF.
+func (r *Reader) undecodable(raw []byte, n int64, tooLong bool) *Line {
+	r.err = io.EOF
+	r.num++
+	l := &r.line
+	*l = Line{Num: r.num, Offset: r.offset, Len: n, Status: Undecodable}
+	if !tooLong {
+		l.Raw = raw
+	}
+	r.offset += n
+	return l
+}
+
+// Damage is the damaged compressed stream that ended the read (the cause of
+// the last line's Undecodable), or nil.
+func (r *Reader) Damage() *CompressedError { return r.damage }
 
 // keepBig is the largest line buffer kept from one line to the next; the
 // buffer of a longer line is dropped (Line.Raw is only valid until the next
@@ -360,6 +387,7 @@ func (r *Reader) readLine(max int) (raw []byte, n int64, sawNewline, tooLong boo
 				tooLong = true
 				r.big = nil
 			} else {
+				r.big = grow(r.big, len(frag), limit)
 				r.big = append(r.big, frag...)
 			}
 		}
@@ -372,6 +400,24 @@ func (r *Reader) readLine(max int) (raw []byte, n int64, sawNewline, tooLong boo
 			return r.big, n, false, tooLong, err
 		}
 	}
+}
+
+// grow makes room for n more bytes in b, doubling its capacity but never
+// past limit: a line gathered from a source that cannot be measured first
+// (a pipe, a compressed file) takes at most limit bytes plus the copy it
+// grew from, not twice the limit that append's doubling would allocate.
+func grow(b []byte, n int, limit int64) []byte {
+	need := len(b) + n
+	if need <= cap(b) {
+		return b
+	}
+	c := int64(max(2*cap(b), need, 64<<10))
+	if c > limit {
+		c = max(limit, int64(need))
+	}
+	nb := make([]byte, len(b), c)
+	copy(nb, b)
+	return nb
 }
 
 // measure reads ahead in the source, without consuming anything, for the

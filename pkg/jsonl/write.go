@@ -23,15 +23,16 @@ import (
 // it, so a directory on the path swapped for a symlink meanwhile cannot
 // redirect the rename.
 type AtomicFile struct {
-	dir     *fsroot.Dir
-	ownDir  bool // the handle was opened by CreateAtomic and is closed with the file
-	name    string
-	tmp     string
-	f       *os.File
-	mode    os.FileMode
-	last    byte
-	written int64
-	done    bool
+	dir       *fsroot.Dir
+	ownDir    bool // the handle was opened by CreateAtomic and is closed with the file
+	name      string
+	tmp       string
+	f         *os.File
+	mode      os.FileMode
+	last      byte
+	written   int64
+	done      bool
+	noClobber bool // Commit links instead of renaming (NoClobber)
 }
 
 // TempPrefix starts the name of every temp file sessctl creates; such files are
@@ -180,12 +181,28 @@ func (a *AtomicFile) Commit(check func() error) error {
 	}
 	a.done = true
 	defer a.release()
+	if a.noClobber {
+		// linkat never replaces a name: the file is published only if
+		// nothing took the name meanwhile, then the temp name goes
+		if err := a.dir.Link(a.tmp, a.name); err != nil {
+			a.dir.Remove(a.tmp)
+			return err
+		}
+		a.dir.Remove(a.tmp)
+		return a.dir.Sync()
+	}
 	if err := a.dir.Rename(a.tmp, a.name); err != nil {
 		a.dir.Remove(a.tmp)
 		return err
 	}
 	return a.dir.Sync()
 }
+
+// NoClobber makes Commit publish the file only under a name that does not
+// exist (a hard link, which fails on a taken name, where Commit would
+// rename over it): for a new file beside the one it replaces, such as the
+// plain form of a compressed rollout.
+func (a *AtomicFile) NoClobber() { a.noClobber = true }
 
 // Abort removes the temp file and leaves the target as it was.
 func (a *AtomicFile) Abort() error {

@@ -17,7 +17,18 @@
 //
 // Whatever step fails, every original byte is still present in place, and
 // nothing else is left: no temp file, and no rotation that would be a second
-// name of the live file. The steps are named so tests can inject a failure
+// name of the live file.
+//
+// A compressed session file (<name>.jsonl.zst, which Codex 0.169 writes for
+// cold rollouts) is rewritten the way Codex itself changes one: Codex never
+// writes into a .zst; before it appends it decompresses the rollout to the
+// plain <name>.jsonl (published without replacing anything), then removes
+// the .zst. So the rewrite reads the decompressed content, keeps the .zst
+// as it is under the next rotation name (<name>.jsonl.zst.N, a hard link),
+// publishes the new content as the plain file (never over an existing one)
+// and only then removes the .zst name; the session lives on as the plain
+// file, which Codex prefers anyway. A damaged compressed stream is never
+// rewritten. The steps are named so tests can inject a failure
 // at each; a cancelled context stops the rewrite between steps the same way.
 package rewrite
 
@@ -66,13 +77,16 @@ type Txn struct {
 	// directory, removed by Begin under the lock (see rotation.Leftovers).
 	Leftovers []rotation.Leftover
 
-	opt   Options
-	dir   *fsroot.Dir
-	dirID fsroot.Info
-	base  string
-	lock  *safety.Lock
-	id    safety.Identity
-	mode  os.FileMode
+	opt Options
+	// target is the name the new content is published under: base, or
+	// for a compressed file its plain name (Target).
+	target string
+	dir    *fsroot.Dir
+	dirID  fsroot.Info
+	base   string
+	lock   *safety.Lock
+	id     safety.Identity
+	mode   os.FileMode
 }
 
 // Begin opens path's directory, locks path and checks that it may be
@@ -92,7 +106,11 @@ func Begin(ctx context.Context, path string, agent session.Agent, opt Options) (
 	if err != nil {
 		return nil, err
 	}
-	t := &Txn{Path: path, Agent: agent, opt: opt, dir: dir, base: filepath.Base(path)}
+	base := filepath.Base(path)
+	t := &Txn{Path: path, Agent: agent, opt: opt, dir: dir, base: base, target: jsonl.PlainName(base)}
+	if !jsonl.IsCompressedName(base) {
+		t.target = base
+	}
 	if err := t.begin(); err != nil {
 		t.Close()
 		return nil, err
@@ -111,8 +129,14 @@ func (t *Txn) begin() error {
 	if t.dirID, err = t.dir.Stat(); err != nil {
 		return err
 	}
-	if t.lock, err = safety.LockIn(t.dir, t.base, t.Path); err != nil {
+	// one lock per session: a compressed file's is its plain name's
+	if t.lock, err = safety.LockIn(t.dir, t.target, t.Path); err != nil {
 		return err
+	}
+	if t.compressed() {
+		if _, err := t.dir.Lstat(t.target); err == nil {
+			return t.refuse("its plain form %s exists beside it and is the session (Codex reads the plain file); nothing was replaced", t.target)
+		}
 	}
 	// under the lock: the file as it is now is the file the rewrite is about
 	if info, err = t.dir.Lstat(t.base); err != nil {
@@ -125,8 +149,23 @@ func (t *Txn) begin() error {
 		}
 	}
 	t.Leftovers, err = rotation.RemoveStale(t.dir, t.base, t.Agent, t.opt.Now())
+	if err == nil && t.compressed() {
+		// an interrupted rewrite of the compressed file left its temp file
+		// under the plain name
+		var more []rotation.Leftover
+		more, err = rotation.RemoveStale(t.dir, t.target, t.Agent, t.opt.Now())
+		t.Leftovers = append(t.Leftovers, more...)
+	}
 	return err
 }
+
+// compressed reports whether the file rewritten is a compressed one, whose
+// new content goes to its plain name.
+func (t *Txn) compressed() bool { return t.target != t.base }
+
+// Target is the path the new content is written to: Path, or for a
+// compressed file its plain form.
+func (t *Txn) Target() string { return filepath.Join(filepath.Dir(t.Path), t.target) }
 
 // Identity is the file as it was when the rewrite began.
 func (t *Txn) Identity() safety.Identity { return t.id }
@@ -158,6 +197,12 @@ type Result struct {
 	// rotation they went to a file that no longer has a name.
 	LateBytes      int64
 	LateInRotation bool
+	// NewPath is where the session now is when the rewrite moved it: the
+	// plain form of a compressed file ("" otherwise). Stale says the
+	// compressed file could not be removed after (the plain one wins over
+	// it; it is a stale copy).
+	NewPath string
+	Stale   bool
 }
 
 // Warning says in words what went wrong with late appends, or "".
@@ -184,6 +229,16 @@ func (t *Txn) Notes(res *Result) []string {
 	}
 	if w := res.Warning(t.Path); w != "" {
 		out = append(out, w)
+	}
+	if res != nil && res.NewPath != "" {
+		kept := ""
+		if res.Rotation != nil {
+			kept = fmt.Sprintf("; the compressed original is kept as %s", res.Rotation.Path)
+		}
+		out = append(out, fmt.Sprintf("the session was compressed; it is now the plain %s, as Codex itself decompresses a rollout before it appends to it%s", res.NewPath, kept))
+		if res.Stale {
+			out = append(out, fmt.Sprintf("%s could not be removed after the rewrite: the plain file wins over it, but it is a stale copy", t.Path))
+		}
 	}
 	return out
 }
@@ -231,12 +286,23 @@ func (t *Txn) Replace(ctx context.Context, write func(orig io.Reader, dst io.Wri
 	} else if k := safety.KeyOf(fi); k != t.id.Key() || fi.Size() != t.id.Size || !fi.ModTime().Equal(t.id.ModTime) {
 		return nil, t.refuse("changed since the rewrite began (size %d → %d); nothing was replaced", t.id.Size, fi.Size())
 	}
-	dst, err := jsonl.CreateAtomicIn(t.dir, t.base, t.mode)
+	dst, err := jsonl.CreateAtomicIn(t.dir, t.target, t.mode)
 	if err != nil {
 		return nil, err
 	}
 	// the bytes that were checked, no more: an append meanwhile is caught below
-	orig := &ctxReader{ctx: ctx, r: io.LimitReader(src, t.id.Size)}
+	var in io.Reader = io.LimitReader(src, t.id.Size)
+	var zr io.ReadCloser
+	if t.compressed() {
+		if zr, err = jsonl.Decompressed(in, t.Path); err != nil {
+			dst.Abort()
+			return nil, err
+		}
+		defer zr.Close()
+		in = &damageReader{r: zr}
+		dst.NoClobber()
+	}
+	orig := &ctxReader{ctx: ctx, r: in}
 	if err := write(orig, dst); err != nil {
 		dst.Abort()
 		if ctx.Err() != nil {
@@ -244,9 +310,24 @@ func (t *Txn) Replace(ctx context.Context, write func(orig io.Reader, dst io.Wri
 		}
 		return nil, err
 	}
+	if dr, ok := in.(*damageReader); ok && dr.err == nil {
+		// the writer may have stopped early; the whole stream must decode
+		if _, err := io.Copy(io.Discard, dr); err != nil && dr.err == nil {
+			dst.Abort()
+			return nil, err
+		}
+	}
+	if dr, ok := in.(*damageReader); ok && dr.err != nil {
+		dst.Abort()
+		return nil, fmt.Errorf("%w; sessctl does not rewrite a damaged compressed rollout (its readable part is what `zstd -d` recovers)", dr.err)
+	}
 	if err := t.step(ctx, StepWritten); err != nil {
 		dst.Abort()
 		return nil, err
+	}
+	if t.compressed() {
+		// the .zst name goes away after the rename: its bytes must be kept
+		t.opt.NoRotation = false
 	}
 	if t.opt.NoRotation {
 		// the original must still be what we read (with a rotation, the
@@ -294,6 +375,22 @@ func (t *Txn) Replace(ctx context.Context, write func(orig io.Reader, dst io.Wri
 	res.NewSize = dst.Written()
 	if err := t.fault(StepRenamed); err != nil {
 		return res, err
+	}
+	if t.compressed() {
+		// the plain file is the session now and wins over the .zst; the
+		// .zst's bytes are in the rotation: its name can go, as Codex's own
+		// decompression removes it
+		res.NewPath = t.Target()
+		if err := safety.CheckUnchangedAt(t.dir, t.base, t.id); err != nil {
+			res.Stale = true
+			return res, nil
+		}
+		if err := t.dir.Remove(t.base); err != nil {
+			res.Stale = true
+			return res, nil
+		}
+		t.dir.Sync()
+		return res, nil
 	}
 	// a writer that holds the old file open writes into it, not the new one
 	if fi, err := src.Stat(); err == nil && fi.Size() > t.id.Size {
@@ -353,6 +450,21 @@ func (t *Txn) checkDir() error {
 		return t.refuse("its directory was moved or replaced while sessctl worked; nothing was replaced")
 	}
 	return nil
+}
+
+// damageReader remembers a damaged compressed stream, whatever the writer
+// reading it makes of the error.
+type damageReader struct {
+	r   io.Reader
+	err error
+}
+
+func (d *damageReader) Read(p []byte) (int, error) {
+	n, err := d.r.Read(p)
+	if err != nil && jsonl.IsCompressedError(err) {
+		d.err = err
+	}
+	return n, err
 }
 
 // ctxReader stops a read when the context is cancelled.

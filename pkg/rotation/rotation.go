@@ -22,6 +22,7 @@ import (
 	"syscall"
 
 	"github.com/sessctl/sessctl/pkg/fsroot"
+	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/safety"
 	"github.com/sessctl/sessctl/pkg/session"
 )
@@ -86,11 +87,20 @@ func matcher(path string, agent session.Agent) func(name string) int {
 		}
 	}
 	// <name>.N, compared as bytes: a regexp made from the name would panic
-	// on a name that is not UTF-8
-	prefix := filepath.Base(path) + "."
+	// on a name that is not UTF-8. A file and its compressed form
+	// (<name>.zst, which Codex turns back into <name> before appending) are
+	// one session with one numbering: <name>.N and <name>.zst.N both count.
+	plain := jsonl.PlainName(filepath.Base(path))
+	prefixes := []string{plain + ".", plain + jsonl.CompressedSuffix + "."}
 	return func(name string) int {
-		digits, ok := strings.CutPrefix(name, prefix)
-		if !ok || digits == "" || strings.Trim(digits, "0123456789") != "" {
+		digits, ok := "", false
+		for _, prefix := range prefixes {
+			if digits, ok = strings.CutPrefix(name, prefix); ok && digits != "" && strings.Trim(digits, "0123456789") == "" {
+				break
+			}
+			ok = false
+		}
+		if !ok {
 			return -1
 		}
 		n, err := strconv.Atoi(digits)

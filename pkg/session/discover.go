@@ -232,7 +232,7 @@ const lockSuffix = ".sessctl.lock"
 const maxDepth = 64
 
 var (
-	rotationRe    = regexp.MustCompile(`^(.+\.jsonl)\.(\d+)$`)
+	rotationRe    = regexp.MustCompile(`^(.+\.jsonl)(?:\.zst)?\.(\d+)$`)
 	kimiRotRe     = regexp.MustCompile(`^context_(\d+)\.jsonl$`)
 	flatAgentRe   = regexp.MustCompile(`^agent-[0-9a-zA-Z_-]+\.jsonl$`)
 	notSessionDir = map[string]bool{
@@ -271,8 +271,13 @@ func (d *discoverer) dir(dir string, depth int) {
 		if !e.Type().IsRegular() || strings.HasPrefix(name, jsonl.TempPrefix) || notSessionFile[name] {
 			continue
 		}
-		if !strings.HasSuffix(name, ".jsonl") {
+		if !isSessionName(name) {
 			continue
+		}
+		if plain := jsonl.PlainName(name); plain != name {
+			if e2, ok := names[plain]; ok && e2.Type().IsRegular() {
+				continue // the plain file wins over its compressed form (Codex's rule)
+			}
 		}
 		p := filepath.Join(dir, name)
 		if flatAgentRe.MatchString(name) && filepath.Base(dir) != "subagents" {
@@ -303,10 +308,21 @@ func (d *discoverer) dir(dir string, depth int) {
 // sidecar directory <id>/. It returns the sidecar's name when there is one.
 func (d *discoverer) neighbours(s *Session, dir, name string, names map[string]fs.DirEntry, rotations map[string][]fs.DirEntry) string {
 	sidecar := ""
+	// a compressed file's rotations (<name>.jsonl.zst.N) are the session's
+	// as much as the plain ones: one numbering for both (pkg/rotation)
+	name = jsonl.PlainName(name)
 	for _, e2 := range rotations[name] {
 		m := rotationRe.FindStringSubmatch(e2.Name())
 		if f, ok := d.stat(filepath.Join(dir, e2.Name()), FileRotation); ok {
 			f.Rotation = atoi(m[2])
+			s.Files = append(s.Files, f)
+		}
+	}
+	// a compressed form the plain file hides (Codex reads the plain one);
+	// it goes with the session when the session is removed, or it would
+	// come back as the session with older content
+	if e2, ok := names[name+jsonl.CompressedSuffix]; ok && e2.Type().IsRegular() && filepath.Base(s.Main) == name {
+		if f, ok := d.stat(filepath.Join(dir, e2.Name()), FileSide); ok {
 			s.Files = append(s.Files, f)
 		}
 	}
@@ -327,8 +343,15 @@ func (d *discoverer) neighbours(s *Session, dir, name string, names map[string]f
 	return sidecar
 }
 
+// isSessionName reports whether a file name may be a session's main file:
+// "*.jsonl", or its compressed form "*.jsonl.zst".
+func isSessionName(name string) bool {
+	return strings.HasSuffix(jsonl.PlainName(name), ".jsonl")
+}
+
 // indexDir indexes a directory listing by name, and sessctl's rotations
-// (<name>.N) by the name of their main file.
+// (<name>.N, and <name>.zst.N of a compressed file) by the name of their
+// plain main file.
 func indexDir(ents []fs.DirEntry) (map[string]fs.DirEntry, map[string][]fs.DirEntry) {
 	names := make(map[string]fs.DirEntry, len(ents))
 	rotations := map[string][]fs.DirEntry{}
@@ -376,8 +399,22 @@ func (d *discoverer) file(root Root, p string) *Session {
 		}
 	}
 	if m := rotationRe.FindStringSubmatch(name); m != nil {
-		// an explicit rotation path: the session of its main file
-		return d.file(root, filepath.Join(filepath.Dir(p), m[1]))
+		// an explicit rotation path: the session of its main file (plain, or
+		// compressed when there is no plain one)
+		main := filepath.Join(filepath.Dir(p), m[1])
+		if _, err := os.Lstat(main); err != nil {
+			if _, err := os.Lstat(main + jsonl.CompressedSuffix); err == nil {
+				main += jsonl.CompressedSuffix
+			}
+		}
+		return d.file(root, main)
+	}
+	if plain := jsonl.PlainName(p); plain != p {
+		if fi, err := os.Lstat(plain); err == nil && fi.Mode().IsRegular() {
+			// named on the command line, a compressed file whose plain form
+			// exists is that session: the plain file wins
+			return d.file(root, plain)
+		}
 	}
 	abs := absPath(p)
 	if d.seen[abs] {
@@ -407,13 +444,17 @@ func (d *discoverer) file(root Root, p string) *Session {
 			return nil
 		}
 	}
+	if jsonl.IsCompressedName(name) && !ReadsCompressed(agent) {
+		d.res.Unrecognized = append(d.res.Unrecognized, p)
+		return nil
+	}
 	f, ok := d.stat(p, FileMain)
 	if !ok {
 		return nil
 	}
 	d.seen[abs] = true
 	layout := LayoutOf(agent)
-	s := &Session{Agent: agent, ID: layout.SessionID(name), Main: p, Root: root.Path,
+	s := &Session{Agent: agent, ID: layout.SessionID(jsonl.PlainName(name)), Main: p, Root: root.Path,
 		Project: layout.ProjectFromPath(p), Files: []File{f}}
 	if root.Agent == agent {
 		d.storeSideDirs(s, root.Path, layout.StoreSideDirs())

@@ -41,6 +41,22 @@ type TitleRecords interface {
 	MayHoldTitle(raw []byte) bool
 }
 
+// CompressedStore is implemented by homes whose client compresses session
+// files itself and reads them back (Codex 0.169's rollout maintenance:
+// rollout-….jsonl.zst, the plain file winning when both exist). Only their
+// "<name>.jsonl.zst" files are sessions; elsewhere such a file is not
+// something the client would ever read.
+type CompressedStore interface {
+	CompressesSessions() bool
+}
+
+// ReadsCompressed reports whether the agent's client keeps compressed
+// session files.
+func ReadsCompressed(a Agent) bool {
+	c, ok := As[CompressedStore](a)
+	return ok && c.CompressesSessions()
+}
+
 type defaultLayout struct{}
 
 func (defaultLayout) SessionID(name string) string       { return strings.TrimSuffix(name, ".jsonl") }

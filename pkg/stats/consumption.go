@@ -48,6 +48,12 @@ type SessionUsage struct {
 	// reproduces: Claude Code and Codex): it reads no rotations, drops
 	// some lines silently and keeps some sessctl rejects (docs/stats.md).
 	AsCCUsage *usage.Totals `json:"as_ccusage,omitempty"`
+	// PerResponse counts the requests of Totals that come from per-response
+	// usage records (Codex 0.169's token_usage_record) rather than from
+	// cumulative counters; ViewsDiffer says, when it is set, why Totals and
+	// AsCCUsage (the cumulative view) disagree.
+	PerResponse int    `json:"per_response_records,omitempty"`
+	ViewsDiffer string `json:"views_differ,omitempty"`
 	// UsageLines counts lines that carried usage; Rejected those sessctl
 	// could not count (listed in RejectedLines, at most 20 per file).
 	UsageLines    int        `json:"usage_lines"`
@@ -233,6 +239,9 @@ func Consumption(ctx context.Context, ss []*session.Session, progress Progress) 
 		su.SessctlOnly += fu.SessctlOnly
 		su.CCUsageOnly += fu.CCUsageOnly
 		su.Corrupt += fu.Corrupt
+		if fu.Class&usage.Copy == 0 {
+			su.PerResponse += fu.PerResponse
+		}
 		for _, d := range fu.Rejected {
 			su.RejectedLines = append(su.RejectedLines, FileDrop{fu.Path, d})
 		}
@@ -304,6 +313,9 @@ func Consumption(ctx context.Context, ss []*session.Session, progress Progress) 
 			t := lg.Totals(ccu[i])
 			t.View = usage.ViewCCUsage
 			su.AsCCUsage = &t
+			if ex, ok := session.As[usage.ViewsExplainer](su.Agent); ok && su.PerResponse > 0 && t.Total() != su.Totals.Total() {
+				su.ViewsDiffer = ex.ExplainViews(su.PerResponse, su.Totals.Total(), t.Total())
+			}
 		}
 		sort.SliceStable(su.requests, func(i, j int) bool { return su.requests[i].Time < su.requests[j].Time })
 	}

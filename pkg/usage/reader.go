@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"sync"
+
+	"github.com/sessctl/sessctl/pkg/jsonl"
 )
 
 // LineReader yields the lines of a stream with their numbers from one
@@ -29,6 +31,7 @@ type LineReader struct {
 	tooLongAt  []int
 	big        *BigLines // shared among readers; nil: none
 	holding    bool      // this reader holds big
+	damage     *jsonl.CompressedError
 }
 
 // BigLines lets readers that run side by side take turns at holding a long
@@ -260,8 +263,15 @@ func (lr *LineReader) read() error {
 	lr.end += m
 	if err == io.EOF {
 		lr.eof = true
+	} else if errors.As(err, &lr.damage) {
+		// a damaged compressed stream ends the file where it stops being
+		// readable; the reader's owner reports it like a corrupt line
+		lr.eof = true
 	} else if err != nil {
 		return err
 	}
 	return nil
 }
+
+// Damage is the damaged compressed stream that ended the file early, or nil.
+func (lr *LineReader) Damage() *jsonl.CompressedError { return lr.damage }

@@ -2,6 +2,7 @@ package usage
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"strings"
 
@@ -132,7 +133,26 @@ func (rd *Reader) read(ctx context.Context, r io.Reader, path string, sc Scanner
 	if n := lr.TooLong() - len(lr.TooLongLines()); n > 0 {
 		fu.RejectedCount += n
 	}
+	if d := lr.Damage(); d != nil {
+		// the line the damage cut (a torn last line), or the one after the last
+		at := lr.Num() + 1
+		if lr.Torn() {
+			at = lr.Num()
+		}
+		fu.Corrupt++
+		fu.Reject(at, fmt.Sprintf("compressed stream damaged at byte %d of the content (%v): the rest of the file cannot be read", d.Offset, d.Err))
+	}
 	return fu, err
+}
+
+// ViewsExplainer is implemented by scanners that count per-response usage
+// records where the file has them (FileUsage.PerResponse) while ccusage's
+// view reads cumulative counters: it says in words why the two views of a
+// session differ.
+type ViewsExplainer interface {
+	// ExplainViews says why records per-response records adding up to
+	// perResponse tokens differ from the cumulative view's cumulative.
+	ExplainViews(records int, perResponse, cumulative int64) string
 }
 
 // Explainer is implemented by scanners whose usage lives in files that a
@@ -154,7 +174,7 @@ func Transcripts(f session.File, also FileClass) FileClass {
 		return 0
 	case f.Role == session.FileRotation:
 		return Carries | Copy
-	case !strings.HasSuffix(f.Path, ".jsonl"):
+	case !strings.HasSuffix(jsonl.PlainName(f.Path), ".jsonl"):
 		return 0
 	case f.Role == session.FileMain:
 		return Carries | Gauge | also

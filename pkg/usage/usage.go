@@ -93,6 +93,11 @@ type FileUsage struct {
 	SessctlOnlyLines []Drop
 	// Corrupt counts unusable lines (torn, not JSON) among those inspected.
 	Corrupt int
+	// PerResponse counts the requests sessctl took from per-response usage
+	// records (Codex 0.169's token_usage_record) rather than from the
+	// cumulative counters ccusage reads: where the two differ, a counter
+	// event was lost.
+	PerResponse int
 	// LastActivity is the newest timestamp of a counted request (Unix ms).
 	LastActivity int64
 	// Context is the latest context gauge the file recorded (-1 = none),

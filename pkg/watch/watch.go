@@ -92,6 +92,10 @@ const (
 // other than a regular file.
 var ErrNotFile = errors.New("not a regular file")
 
+// ErrCompressed refuses to follow a compressed file: nothing appends to one
+// (Codex decompresses a rollout to the plain file before it appends).
+var ErrCompressed = errors.New("a compressed rollout is never appended to (Codex writes to the plain .jsonl it decompresses first); read it with `sessctl show`")
+
 // maxPartial bounds the bytes of one line held while waiting for its
 // newline; a longer line is reported as too long and skipped.
 const maxPartial = 64 << 20
@@ -221,6 +225,11 @@ func (fw *follower) open(path string, agent session.Agent) error {
 	if !fi.Mode().IsRegular() {
 		return fmt.Errorf("%s: %w (%s)", path, ErrNotFile, describe(fi))
 	}
+	if jsonl.IsCompressedName(path) {
+		// Codex compresses only rollouts it holds cold, and decompresses one to
+		// the plain file before appending to it: nothing is ever appended here
+		return fmt.Errorf("%s: %w", path, ErrCompressed)
+	}
 	if agent == "" || agent == session.Unknown {
 		a, err := session.DetectFile(path)
 		if err != nil {
@@ -234,7 +243,7 @@ func (fw *follower) open(path string, agent session.Agent) error {
 	}
 	// an empty file (a session just created) is followed too: its agent is
 	// detected from its first complete line (detect)
-	f, err := jsonl.Open(path)
+	f, err := jsonl.OpenRaw(path)
 	if err != nil {
 		return err
 	}
@@ -346,7 +355,7 @@ func (fw *follower) step() (done bool, err error) {
 			fw.flushPartial()
 		}
 		old := fw.rotatedName()
-		f, err := jsonl.Open(fw.path)
+		f, err := jsonl.OpenRaw(fw.path)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return false, nil // gone again; the next step sees it

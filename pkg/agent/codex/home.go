@@ -39,12 +39,20 @@ func (Home) Sniff(top map[string]json.RawMessage) session.Vote {
 	return session.NoVote
 }
 
-var rolloutRe = regexp.MustCompile(`^rollout-.*\.jsonl$`)
+var rolloutRe = regexp.MustCompile(`^rollout-.*\.jsonl(\.zst)?$`)
 
-// PathVote implements session.Home: rollout-….jsonl.
+// PathVote implements session.Home: rollout-….jsonl, and its compressed
+// form rollout-….jsonl.zst.
 func (Home) PathVote(path string) session.Vote {
 	if rolloutRe.MatchString(filepath.Base(path)) {
 		return session.Sure
 	}
 	return session.NoVote
 }
+
+// CompressesSessions implements session.CompressedStore: Codex 0.169's
+// rollout maintenance compresses rollouts untouched for 7 days to
+// rollout-….jsonl.zst (zstd level 3, mtime and mode kept); the plain file
+// wins when both exist, and Codex decompresses a rollout back to the plain
+// file before it appends to it (codex-rs/rollout/src/compression.rs).
+func (Home) CompressesSessions() bool { return true }

@@ -52,7 +52,7 @@ func (Home) StoreVote(dir string) session.Vote {
 
 // SessionID implements session.Layout: rollout-YYYY-MM-DDThh-mm-ss-<uuid>.jsonl.
 func (Home) SessionID(name string) string {
-	stem := strings.TrimSuffix(name, ".jsonl")
+	stem := strings.TrimSuffix(jsonl.PlainName(name), ".jsonl")
 	if len(stem) >= 36 && session.IsUUID(stem[len(stem)-36:]) {
 		return stem[len(stem)-36:]
 	}

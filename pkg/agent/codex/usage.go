@@ -2,12 +2,14 @@ package codex
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/sessctl/sessctl/pkg/session"
+	"github.com/sessctl/sessctl/pkg/termtext"
 	"github.com/sessctl/sessctl/pkg/usage"
 )
 
@@ -15,11 +17,20 @@ import (
 // (total_token_usage) and the last request (last_token_usage); events repeat
 // (0.104 writes each twice) and some carry no info (codex.md §5).
 //
-// sessctl's rule: each time the running total changes, count the change
+// Codex 0.169 also writes a token_usage_record for each model response, with
+// that response's usage, just before the token_count event that adds it to
+// the running total (codex.md §5). When a request is killed before its
+// token_count event, or a rewrite removed the last events, the running
+// total misses responses the records still have.
+//
+// sessctl's rule: count every token_usage_record's usage (one response
+// each). Each time the running total changes, the change is a response
+// already counted by a record before it when one is pending; otherwise
+// (files before 0.169, or a response without its record) count the change
 // field by field; when a field goes down (a resume seeded from an older
 // total) count last_token_usage, or the new total whole when there is none.
-// ccusage's rule, computed beside it for comparison: when the total changes
-// count last_token_usage, else the difference.
+// ccusage's rule, computed beside it for comparison, is the cumulative one:
+// when the total changes count last_token_usage, else the difference.
 
 // Classify implements usage.Scanner: the rollout records usage, ccusage
 // reads it, and its context and working directory are the session's.
@@ -65,6 +76,7 @@ type codexState struct {
 func (Home) ScanUsage(lr *usage.LineReader, fu *usage.FileUsage) error {
 	own, ccu := codexState{}, codexState{}
 	model, ccModel := DefaultModel, DefaultModel
+	pending := 0 // token_usage_records not yet matched by a change of the running total
 	for {
 		line, err := lr.Next()
 		if err == io.EOF {
@@ -77,8 +89,9 @@ func (Home) ScanUsage(lr *usage.LineReader, fu *usage.FileUsage) error {
 			fu.CWD = codexCWD(line)
 		}
 		isTC := bytes.Contains(line, []byte("token_count"))
-		isTurn := !isTC && bytes.Contains(line, []byte("turn_context"))
-		if !isTC && !isTurn {
+		isRec := !isTC && bytes.Contains(line, []byte("token_usage_record"))
+		isTurn := !isTC && !isRec && bytes.Contains(line, []byte("turn_context"))
+		if !isTC && !isTurn && !isRec {
 			if usage.LooksCorrupt(line, lr.Torn()) {
 				fu.Corrupt++
 			}
@@ -89,6 +102,8 @@ func (Home) ScanUsage(lr *usage.LineReader, fu *usage.FileUsage) error {
 			fu.Corrupt++
 			if isTC {
 				fu.Reject(lr.Num(), "corrupt token_count line (not valid JSON)")
+			} else if isRec {
+				fu.Reject(lr.Num(), "corrupt token_usage_record line (not valid JSON)")
 			}
 			continue
 		}
@@ -100,6 +115,29 @@ func (Home) ScanUsage(lr *usage.LineReader, fu *usage.FileUsage) error {
 					ccModel = ev.model
 				}
 			}
+			continue
+		}
+		if ev.typ == "token_usage_record" {
+			// (a compacted record's latest_token_usage_record is a copy, and
+			// its line's type is compacted: never counted)
+			if ev.resp == nil {
+				continue
+			}
+			fu.UsageLines++
+			if ev.resp.bad != "" {
+				fu.Reject(lr.Num(), "token_usage_record "+ev.resp.bad)
+				continue
+			}
+			pending++
+			if ev.resp.zero() {
+				continue
+			}
+			var t int64
+			if ts, err := time.Parse(time.RFC3339Nano, ev.timestamp); err == nil {
+				t = ts.UnixMilli()
+			}
+			fu.Add(usage.Request{Line: int32(lr.Num()), Time: t, Model: fu.ModelID(model), Usage: ev.resp.usage(), Counted: true}, line)
+			fu.PerResponse++
 			continue
 		}
 		if ev.typ != "event_msg" || ev.ptype != "token_count" || !ev.info {
@@ -128,6 +166,14 @@ func (Home) ScanUsage(lr *usage.LineReader, fu *usage.FileUsage) error {
 			t = ts.UnixMilli()
 		}
 		d, counted := own.sessctl(ev)
+		if counted && d.zero() {
+			counted = false
+		}
+		if counted && pending > 0 {
+			// the response this change adds was counted from its record
+			pending--
+			counted = false
+		}
 		var cd codexRaw
 		cc := false
 		if ccVisible && ev.timestamp != "" {
@@ -167,6 +213,18 @@ func (Home) ScanUsage(lr *usage.LineReader, fu *usage.FileUsage) error {
 		}
 	}
 	return nil
+}
+
+// ExplainViews implements usage.ViewsExplainer.
+func (Home) ExplainViews(records int, perResponse, cumulative int64) string {
+	if cumulative < perResponse {
+		return fmt.Sprintf("the %d per-response token_usage_records add up to %s tokens, the cumulative token_count events (ccusage's method) to %s: "+
+			"the events of some responses are missing (a request ended before its token_count, or the last events were removed and a resume restarted the totals)",
+			records, termtext.Group(perResponse), termtext.Group(cumulative))
+	}
+	return fmt.Sprintf("the %d per-response token_usage_records add up to %s tokens, the cumulative token_count events (ccusage's method) to %s: "+
+		"the counters hold more than the responses' records (a counter event without its record); sessctl counts the records where they are",
+		records, termtext.Group(perResponse), termtext.Group(cumulative))
 }
 
 // sessctl's delta rule.
@@ -226,6 +284,7 @@ type codexEv struct {
 	model       string
 	info        bool
 	total, last *codexRaw
+	resp        *codexRaw // token_usage_record.payload.usage
 	window      int64
 }
 
@@ -253,6 +312,8 @@ func codexEvent(line []byte) (*codexEv, bool) {
 					if l.Peek() == '"' {
 						ev.model = l.Text()
 					}
+				case "usage":
+					ev.resp = scanUsageFields(&l)
 				case "info":
 					ev.info = l.Peek() == '{'
 					l.Object(func(i []byte) {

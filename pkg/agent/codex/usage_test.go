@@ -71,3 +71,74 @@ func TestCodexDeltas(t *testing.T) {
 		}
 	}
 }
+
+func codexRec(resp, u string) string {
+	return `{"timestamp":"2026-11-22T02:59:33.174Z","ordinal":12,"type":"token_usage_record","payload":{"thread_id":"x","turn_id":"t","response_id":"` + resp +
+		`","usage":` + u + `,"turn_token_usage":` + u + `,"thread_token_usage":` + u + `}}`
+}
+
+// viewTotal is the usage of the requests one view counts.
+func viewTotal(reqs []usage.Request, cc bool) session.Usage {
+	var u session.Usage
+	for _, r := range reqs {
+		if (cc && r.CCUsage) || (!cc && r.Counted) {
+			u = u.Add(r.Usage)
+		}
+	}
+	return u
+}
+
+// Codex 0.169's per-response records are what sessctl counts; the
+// cumulative token_count view (ccusage's) stays beside them. Here the
+// token_count of the second response was lost (its request ended before
+// the event, or the line was removed) and a resume restarted the totals
+// from the first: the records still have all three responses.
+func TestCodexPerResponseRecords(t *testing.T) {
+	fu := scan(t, `{"timestamp":"2026-11-22T02:59:33.113Z","type":"session_meta","payload":{"id":"x","cwd":"/w"}}`,
+		`{"timestamp":"2026-11-22T02:59:33.130Z","type":"turn_context","payload":{"model":"gpt-5"}}`,
+		codexRec("resp_1", cu(100, 60, 10, 4)),
+		codexTC(cu(100, 60, 10, 4), cu(100, 60, 10, 4)),
+		codexTC(cu(100, 60, 10, 4), cu(100, 60, 10, 4)), // written twice
+		codexRec("resp_2", cu(150, 100, 20, 0)),
+		// (its token_count is lost)
+		codexRec("resp_3", cu(300, 200, 5, 0)),
+		codexTC(cu(400, 260, 15, 4), cu(300, 200, 5, 0)), // seeded from the first total
+		// a compaction carries a copy of the latest record: not counted again
+		`{"timestamp":"2026-11-22T02:59:34.000Z","type":"compacted","payload":{"message":"m","replacement_history":[],"latest_token_usage_record":{"response_id":"resp_3","usage":`+cu(300, 200, 5, 0)+`}}}`,
+	)
+	records := session.Usage{Input: 40 + 50 + 100, CacheRead: 60 + 100 + 200, Output: 35, Reasoning: 4}
+	if got := viewTotal(fu.Requests, false); got != records {
+		t.Errorf("sessctl's view %+v, want the sum of the records %+v", got, records)
+	}
+	cumulative := session.Usage{Input: 40 + 100, CacheRead: 60 + 200, Output: 15, Reasoning: 4}
+	if got := viewTotal(fu.Requests, true); got != cumulative {
+		t.Errorf("ccusage's view %+v, want the cumulative %+v", got, cumulative)
+	}
+	if fu.PerResponse != 3 {
+		t.Errorf("per-response records %d, want 3", fu.PerResponse)
+	}
+	if why := (Home{}).ExplainViews(3, records.Total(), cumulative.Total()); !strings.Contains(why, "token_usage_record") || !strings.Contains(why, "missing") {
+		t.Errorf("explanation %q", why)
+	}
+}
+
+// A file written before 0.169 (no records) is counted by its cumulative
+// counters, and one resumed by 0.169 adds the records of the new responses
+// without counting their counter changes twice.
+func TestCodexRecordsAfterOlderPart(t *testing.T) {
+	fu := scan(t, `{"timestamp":"2026-11-22T02:59:33.130Z","type":"turn_context","payload":{"model":"gpt-5"}}`,
+		codexTC(cu(100, 60, 10, 4), cu(100, 60, 10, 4)),
+		codexRec("resp_2", cu(150, 100, 20, 0)),
+		codexTC(cu(250, 160, 30, 4), cu(150, 100, 20, 0)),
+	)
+	want := session.Usage{Input: 90, CacheRead: 160, Output: 30, Reasoning: 4}
+	if got := viewTotal(fu.Requests, false); got != want {
+		t.Errorf("sessctl's view %+v, want %+v", got, want)
+	}
+	if got := viewTotal(fu.Requests, true); got != want {
+		t.Errorf("ccusage's view %+v, want %+v", got, want)
+	}
+	if fu.PerResponse != 1 {
+		t.Errorf("per-response records %d, want 1", fu.PerResponse)
+	}
+}
