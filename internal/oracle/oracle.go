@@ -169,17 +169,31 @@ const (
 // left off." before it (which of the two depends on attachment lines show
 // does not list).
 func Expected(predicted []Item, prompt string, continuePair bool) [][]Item {
+	return expected(predicted, prompt, Rule{ContinuePair: continuePair})
+}
+
+func expected(predicted []Item, prompt string, rule Rule) [][]Item {
 	last := Normalise(Item{Role: "user", Type: fakemodel.ItemText, Text: prompt})
-	if !continuePair || len(predicted) == 0 || predicted[len(predicted)-1].Role == "assistant" {
-		return [][]Item{append(append([]Item(nil), predicted...), last)}
+	bare := append(append([]Item(nil), predicted...), last)
+	if !rule.ContinuePair || len(predicted) == 0 || predicted[len(predicted)-1].Role == "assistant" {
+		return [][]Item{bare}
 	}
 	cont := Item{Role: "user", Type: fakemodel.ItemText, Text: ClaudeContinue}
 	none := Item{Role: "assistant", Type: fakemodel.ItemText, Text: ClaudeNoResponse}
-	return [][]Item{
+	out := [][]Item{
 		append(append([]Item(nil), predicted...), none, last),
 		append(append([]Item(nil), predicted...), cont, none, last),
 	}
+	if end := predicted[len(predicted)-1]; rule.NoPairAfterCommand && end.Role == "user" &&
+		strings.HasPrefix(end.Text, localCommandStdout) {
+		out = append(out, bare)
+	}
+	return out
 }
+
+// localCommandStdout starts the output of a local command (/compact's
+// "Compacted …") that Claude Code writes as a user message.
+const localCommandStdout = "<local-command-stdout>"
 
 // Rule is how the oracle leaves out the context a client injects; each
 // agent has one (docs/show.md, "What the oracle compares").
@@ -196,6 +210,11 @@ type Rule struct {
 
 	// ContinuePair allows Claude Code's synthetic pair (Expected).
 	ContinuePair bool `json:"continue_pair,omitempty"`
+	// NoPairAfterCommand also allows no pair when the history ends with a
+	// local command's output: Claude Code 2.1.330 sends the new prompt
+	// right after its own /compact's "<local-command-stdout>Compacted"
+	// message, where 2.1.197 added the pair.
+	NoPairAfterCommand bool `json:"no_pair_after_command,omitempty"`
 }
 
 // Check compares a prediction (show's live items, in send order) with the
@@ -206,7 +225,7 @@ func Check(f ContextFilter, rule Rule, predicted []ShowItem, sent []Item, prompt
 	if rule.Anywhere {
 		got := FromRequest(f, sent)
 		var d string
-		for _, want := range Expected(FromShow(f, predicted), prompt, rule.ContinuePair) {
+		for _, want := range expected(FromShow(f, predicted), prompt, rule) {
 			if d = Diff(want, got); d == "" {
 				return ""
 			}
@@ -214,7 +233,7 @@ func Check(f ContextFilter, rule Rule, predicted []ShowItem, sent []Item, prompt
 		return d
 	}
 	got := FromRequest(keepAll{}, sent)
-	want := Expected(FromShow(keepAll{}, predicted), prompt, rule.ContinuePair)[0]
+	want := expected(FromShow(keepAll{}, predicted), prompt, rule)[0]
 	if len(got) > 0 && got[0].Role == string(session.RoleDeveloper) {
 		got = got[1:] // the base instructions
 	}
