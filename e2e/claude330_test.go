@@ -17,9 +17,9 @@ import (
 
 // line330 is the part of a 2.1.330 record the proofs read.
 type line330 struct {
-	Type       string   `json:"type"`
-	ShapeHash  string   `json:"shapeHash"`
-	Subtype    string   `json:"subtype"`
+	Type       string `json:"type"`
+	ShapeHash  string `json:"shapeHash"`
+	Subtype    string `json:"subtype"`
 	ModelUsage map[string]struct {
 		Input     int64 `json:"inputTokens"`
 		Output    int64 `json:"outputTokens"`

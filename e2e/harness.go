@@ -459,7 +459,7 @@ var (
 	claudeRule = oracle.Rule{Anywhere: true, ContinuePair: true}
 	// Claude Code 2.1.330 adds no pair after its own /compact.
 	claude330Rule = oracle.Rule{Anywhere: true, ContinuePair: true, NoPairAfterCommand: true}
-	codexRule  = oracle.Rule{}
+	codexRule     = oracle.Rule{}
 )
 
 // claudeRule is the oracle rule of the Claude Code this harness runs.
