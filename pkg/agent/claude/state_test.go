@@ -117,3 +117,58 @@ func TestRevert330(t *testing.T) {
 		t.Errorf("revert before turn 2:\n%s\nwant:\n%s", out.String(), want)
 	}
 }
+
+// TestReal330Files decodes the sessions the real Claude Code 2.1.330 wrote
+// (testdata/claude-2.1.330): no record of an unknown type, every
+// cost-state one the client would restore, and in the session sessctl
+// never rewrote, the newest cost-state's input, output and cache reads
+// are the sums of the usage lines (each response once). Cache writes
+// differ there: the fake server's split is all zeros (README).
+func TestReal330Files(t *testing.T) {
+	files, _ := filepath.Glob("../../../testdata/claude-2.1.330/projects/*/*.jsonl")
+	if len(files) != 3 {
+		t.Fatalf("%d files of Claude Code 2.1.330, want 3", len(files))
+	}
+	all := map[string]int{}
+	for _, f := range files {
+		var types = map[string]int{}
+		var client map[string]session.Usage
+		seen := map[string]bool{}
+		var sum session.Usage
+		err := session.ReadFileContext(context.Background(), f, Home{}, func(r *session.Record) error {
+			if r.Kind == session.KindUnknown || r.Kind == session.KindCorrupt {
+				t.Errorf("%s: line %d: %v record of type %q", filepath.Base(f), r.Line.Num, r.Kind, r.Type)
+			}
+			types[r.Type]++
+			if r.Type == "cost-state" {
+				u, _, ok := Home{}.ClientTotals(r)
+				if !ok {
+					t.Errorf("%s: line %d: a cost-state the client would not restore", filepath.Base(f), r.Line.Num)
+				}
+				client = u
+			}
+			if r.Usage != nil && !seen[r.MessageID] {
+				seen[r.MessageID] = true
+				sum = sum.Add(*r.Usage)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for typ, n := range types {
+			all[typ] += n
+		}
+		if strings.Contains(f, "f6f4eaf6") {
+			c := client["claude-opus-5-5"]
+			if c.Input != sum.Input || c.Output != sum.Output || c.CacheRead != sum.CacheRead || len(client) != 1 {
+				t.Errorf("%s: client totals %+v, usage lines %+v", filepath.Base(f), client, sum)
+			}
+		}
+	}
+	for _, typ := range []string{"api-request", "api-request-shape", "api-request-blob", "cost-state", "tools-used", "atis-latch"} {
+		if all[typ] == 0 {
+			t.Errorf("no %s record in the files", typ)
+		}
+	}
+}
