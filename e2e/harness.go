@@ -457,8 +457,9 @@ func (h *Harness) ClaudeResume(id, prompt string, extra ...string) ClaudeResult 
 // The agents' oracle rules (docs/show.md, "What the oracle compares").
 var (
 	claudeRule = oracle.Rule{Anywhere: true, ContinuePair: true}
-	// Claude Code 2.1.330 adds no pair after its own /compact.
-	claude330Rule = oracle.Rule{Anywhere: true, ContinuePair: true, NoPairAfterCommand: true}
+	// Claude Code 2.1.330 adds no pair after its own /compact, and answers
+	// an unanswered call at the tip itself.
+	claude330Rule = oracle.Rule{Anywhere: true, ContinuePair: true, NoPairAfterCommand: true, InterruptedCall: true}
 	codexRule     = oracle.Rule{}
 )
 

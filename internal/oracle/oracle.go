@@ -175,6 +175,11 @@ func Expected(predicted []Item, prompt string, continuePair bool) [][]Item {
 func expected(predicted []Item, prompt string, rule Rule) [][]Item {
 	last := Normalise(Item{Role: "user", Type: fakemodel.ItemText, Text: prompt})
 	bare := append(append([]Item(nil), predicted...), last)
+	if rule.InterruptedCall {
+		if want := interrupted(predicted, prompt); want != nil {
+			return [][]Item{want}
+		}
+	}
 	if !rule.ContinuePair || len(predicted) == 0 || predicted[len(predicted)-1].Role == "assistant" {
 		return [][]Item{bare}
 	}
@@ -189,6 +194,35 @@ func expected(predicted []Item, prompt string, rule Rule) [][]Item {
 		out = append(out, bare)
 	}
 	return out
+}
+
+// ClaudeInterrupted is the tool result Claude Code 2.1.330 sends (and
+// writes) for a tool call at the tip of the history that has none.
+const ClaudeInterrupted = "[Tool call interrupted: the session ended before this call's result was recorded, so its outcome is unknown. Check whether it took effect before relying on it or running it again.]"
+
+// interrupted is what Claude Code 2.1.330 sends for predicted items that
+// end with tool calls without results: a ClaudeInterrupted result for each
+// of them, "No response requested.", the prompt; nil when they do not end
+// so.
+func interrupted(predicted []Item, prompt string) []Item {
+	answered := map[string]bool{}
+	for _, it := range predicted {
+		if it.Type == fakemodel.ItemToolResult {
+			answered[it.ID] = true
+		}
+	}
+	var open []Item
+	for k := len(predicted) - 1; k >= 0 && predicted[k].Role == "assistant"; k-- {
+		if it := predicted[k]; it.Type == fakemodel.ItemToolCall && !answered[it.ID] {
+			open = append([]Item{{Role: "tool", Type: fakemodel.ItemToolResult, ID: it.ID, Text: ClaudeInterrupted}}, open...)
+		}
+	}
+	if len(open) == 0 {
+		return nil
+	}
+	out := append(append([]Item(nil), predicted...), open...)
+	return append(out, Item{Role: "assistant", Type: fakemodel.ItemText, Text: ClaudeNoResponse},
+		Normalise(Item{Role: "user", Type: fakemodel.ItemText, Text: prompt}))
 }
 
 // localCommandStdout starts the output of a local command (/compact's
@@ -215,6 +249,11 @@ type Rule struct {
 	// right after its own /compact's "<local-command-stdout>Compacted"
 	// message, where 2.1.197 added the pair.
 	NoPairAfterCommand bool `json:"no_pair_after_command,omitempty"`
+	// InterruptedCall: when the history ends with tool calls that have no
+	// result, Claude Code 2.1.330 sends them, each with its own
+	// ClaudeInterrupted result, then "No response requested." (2.1.197
+	// drops them; sessctl's show predicts either, by the file's version).
+	InterruptedCall bool `json:"interrupted_call,omitempty"`
 }
 
 // Check compares a prediction (show's live items, in send order) with the

@@ -172,3 +172,14 @@ func TestReal330Files(t *testing.T) {
 		}
 	}
 }
+
+func TestVersionAtLeast(t *testing.T) {
+	for v, want := range map[string]bool{
+		"2.1.330": true, "2.1.331": true, "2.2.0": true, "3.0.0": true, "2.1.197": false, "2.0.999": false,
+		"1.9.400": false, "": false, "2.1": false, "2.1.x": false, "2.1.330-beta": false,
+	} {
+		if got := versionAtLeast(v, 2, 1, 330); got != want {
+			t.Errorf("versionAtLeast(%q, 2.1.330) = %v", v, got)
+		}
+	}
+}
