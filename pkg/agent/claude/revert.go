@@ -29,8 +29,6 @@ var keptAfterCut = map[string]bool{
 	"custom-title": true, "agent-name": true, "agent-color": true, "pr-link": true,
 }
 
-func keepAfterCut(r *session.Record) bool { return keptAfterCut[r.Type] }
-
 // PlanRevert implements checkpoint.Reverter: Claude Code resumes a file cut
 // before the turn (docs/revert.md), from the newest leaf that is left.
 func (Home) PlanRevert(ctx context.Context, path string, p *checkpoint.Plan, listTurns func() ([]session.Turn, error)) error {
