@@ -159,6 +159,83 @@ for p in problems:
 sys.exit(1 if problems else 0)
 PY
 
+# repaired: damage as clients leave it, then `sessctl repair`, must count
+# as the file without the bytes that were lost (docs/repair.md). In the
+# real-client stores, the line before the last assistant line with usage is
+# torn and glued to it (Claude Code's append onto a torn line) and an
+# assistant line is written twice (Codex: an event line); the expected tree
+# has the torn line removed and no double write. Both trees are repaired
+# (the samples hold damage of their own), then ccusage and sessctl must give
+# each the same totals, session by session.
+cat >"$WORK/damage.py" <<'PY'
+import sys
+path, mode = sys.argv[1:3]
+lines = open(path, "rb").read().split(b"\n")
+if lines and lines[-1] == b"":
+    lines.pop()
+usage = [i for i, l in enumerate(lines) if i > 1 and (b'"usage":{' in l or b'"token_count"' in l)]
+if not usage:
+    sys.exit(3)
+k = usage[-1] - 1  # torn, glued onto the line with usage after it
+dup = usage[0]
+if mode == "expected":
+    out = lines[:k] + lines[k + 1:]
+else:
+    torn = lines[k][: max(1, len(lines[k]) // 2)]
+    out = lines[:dup + 1] + [lines[dup]] + lines[dup + 1:k] + [torn + lines[k + 1]] + lines[k + 2:]
+    if dup >= k:
+        sys.exit(3)
+open(path, "wb").write(b"\n".join(out) + b"\n")
+PY
+cat >"$WORK/same.py" <<'PY'
+import json, sys
+name, a, b = sys.argv[1:4]
+def load(p):
+    d = json.load(open(p))
+    if "sessions" in d:  # sessctl
+        return {s["main"].split("/repaired-")[1].split("/", 1)[1]: tuple(s["recorded"].get(f, 0) for f in
+                ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens")) for s in d["sessions"]}
+    return {(r["agent"], r["period"].rsplit("/", 1)[-1]): tuple(r[f] for f in
+            ("inputTokens", "outputTokens", "cacheReadTokens", "cacheCreationTokens")) for r in d["session"]}
+x, y = load(a), load(b)
+diff = [k for k in set(x) | set(y) if x.get(k) != y.get(k)]
+print("%s: %d sessions, %d differ" % (name, len(x), len(diff)))
+for k in diff:
+    print("  DIFFERENCE: %s: expected %s, repaired %s" % (k, x.get(k), y.get(k)))
+sys.exit(1 if diff or not x else 0)
+PY
+repaired_set() {
+	local t f n=0
+	for t in expected damaged; do
+		cp -r "$SAMPLES/real-clients/claude-home/claude" "$WORK/repaired-$t-claude"
+		cp -r "$SAMPLES/real-clients/codex-home/codex" "$WORK/repaired-$t-codex"
+	done
+	for f in $(cd "$WORK/repaired-expected-claude" && find projects -name '*.jsonl' -not -path '*/subagents/*' | sort | head -4) \
+		$(cd "$WORK/repaired-expected-codex" && find sessions -name '*.jsonl' | sort | head -4); do
+		case $f in projects/*) t=claude ;; *) t=codex ;; esac
+		python3 "$WORK/damage.py" "$WORK/repaired-damaged-$t/$f" damaged || continue
+		python3 "$WORK/damage.py" "$WORK/repaired-expected-$t/$f" expected
+		n=$((n + 1))
+	done
+	[ "$n" -gt 0 ] || die "repaired: no sample file to damage"
+	for t in expected damaged; do
+		# written long ago: not live
+		find "$WORK/repaired-$t-claude/projects" "$WORK/repaired-$t-codex/sessions" -name '*.jsonl' -exec touch -d 2020-01-01T00:00:00Z {} +
+		find "$WORK/repaired-$t-claude/projects" "$WORK/repaired-$t-codex/sessions" -name '*.jsonl' -not -path '*/subagents/*' \
+			-exec "$WORK/sessctl" repair {} + >"$WORK/repair-$t.log" 2>&1 ||
+			{ cat "$WORK/repair-$t.log" >&2; die "sessctl repair failed on the $t tree"; }
+		local env=(-u CLAUDE_CONFIG_DIR -u CODEX_HOME HOME="$WORK/home" NO_COLOR=1 TZ=UTC
+			CLAUDE_CONFIG_DIR="$WORK/repaired-$t-claude" CODEX_HOME="$WORK/repaired-$t-codex")
+		env "${env[@]}" "$CCUSAGE" session --json --offline -z UTC >"$WORK/repaired-$t.ccusage.json" 2>/dev/null ||
+			die "ccusage failed on the repaired $t tree"
+		env "${env[@]}" "$WORK/sessctl" stats --all --no-progress --json >"$WORK/repaired-$t.sessctl.json" ||
+			die "sessctl stats failed on the repaired $t tree"
+	done
+	echo "repaired: $n files damaged (a torn line glued to the next, a double write) and repaired"
+	python3 "$WORK/same.py" "repaired (ccusage)" "$WORK/repaired-expected.ccusage.json" "$WORK/repaired-damaged.ccusage.json" || status=1
+	python3 "$WORK/same.py" "repaired (sessctl stats)" "$WORK/repaired-expected.sessctl.json" "$WORK/repaired-damaged.sessctl.json" || status=1
+}
+
 status=0
 compare() { # name claude_dir codex_dir
 	local name=$1 claude=$2 codex=$3
@@ -195,6 +272,7 @@ if [ -d "$SAMPLES" ]; then
 		head -n "$(($(wc -l <"$f") / 2))" "$f.1" >"$f"
 	done
 	compare rotations "$WORK/claude-rot" "$WORK/codex-rot"
+	repaired_set
 else
 	echo "compare-ccusage: $SAMPLES not found; skipping the shared samples" >&2
 fi

@@ -53,7 +53,9 @@ func checkCommand(env *appEnv) *cli.Command {
 type checkOutput struct {
 	Files    []*check.Report `json:"files"`
 	Problems int             `json:"problems"`
-	Errors   []string        `json:"errors"`
+	// Repairable is how many of the problems `sessctl repair` would fix.
+	Repairable int      `json:"repairable"`
+	Errors     []string `json:"errors"`
 	// Leftovers are what interrupted sessctl rewrites left beside the
 	// sessions (each also counts as a problem).
 	Leftovers []rotation.Leftover `json:"leftovers"`
@@ -66,6 +68,7 @@ func runCheck(ctx context.Context, env *appEnv, opt checkOptions) error {
 	// first every file to check (so that the progress bar knows the total),
 	// then the checks
 	var all []target
+	mains := map[string]bool{} // the files repair rewrites: sessions' live files, and files named
 	for _, p := range opt.paths {
 		var targets []target
 		fi, err := os.Stat(p)
@@ -83,6 +86,7 @@ func runCheck(ctx context.Context, env *appEnv, opt checkOptions) error {
 				continue
 			}
 			targets = append(targets, target{[]string{p}, agent})
+			mains[p] = true
 			lookBeside(leftovers, p, agent)
 		} else {
 			res := session.DiscoverPaths([]string{p})
@@ -103,6 +107,7 @@ func runCheck(ctx context.Context, env *appEnv, opt checkOptions) error {
 					}
 				}
 				targets = append([]target{live}, targets...)
+				mains[s.Main] = true
 				lookBeside(leftovers, s.Main, s.Agent)
 			}
 			for _, u := range res.Unrecognized {
@@ -134,8 +139,19 @@ func runCheck(ctx context.Context, env *appEnv, opt checkOptions) error {
 			continue
 		}
 		for _, rep := range reps {
+			if mains[rep.Path] {
+				if err := check.Repairable(ctx, rep, env.now()); err != nil {
+					if ctx.Err() != nil {
+						pr.done()
+						return errInterrupted
+					}
+					ioErr = firstNonNil(ioErr, err)
+					out.Errors = append(out.Errors, err.Error())
+				}
+			}
 			out.Files = append(out.Files, rep)
 			out.Problems += len(rep.Problems)
+			out.Repairable += rep.Repairable
 		}
 	}
 	pr.done()
@@ -215,6 +231,9 @@ func renderCheck(env *appEnv, out checkOutput, col colorer) {
 			}
 			fmt.Fprintf(w, "  %s: %s: %s\n", loc, col.yellow(p.Kind), line(p.Message))
 		}
+		if rep.Repairable > 0 {
+			fmt.Fprintf(w, "  sessctl repair would fix %s of these\n", thousands(int64(rep.Repairable)))
+		}
 	}
 	for _, l := range out.Leftovers {
 		note := line(l.Why) + "; stale: sessctl cleanup --apply removes it, as does the next sessctl rewrite of the session"
@@ -227,6 +246,9 @@ func renderCheck(env *appEnv, out checkOutput, col colorer) {
 		fmt.Fprintf(env.stderr, "sessctl: error: %s\n", line(e))
 	}
 	summary := fmt.Sprintf("%s checked, %s clean, %s", plural(len(out.Files), "file"), thousands(int64(clean)), plural(out.Problems, "problem"))
+	if out.Repairable > 0 {
+		summary += fmt.Sprintf(" (sessctl repair would fix %s)", thousands(int64(out.Repairable)))
+	}
 	if out.Problems == 0 && len(out.Errors) == 0 {
 		summary = col.green(summary)
 	}

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"unicode/utf8"
 
 	"github.com/sessctl/sessctl/pkg/repair"
@@ -23,13 +25,15 @@ func repairCommand(env *appEnv) *cli.Command {
 	return &cli.Command{
 		Name:      "repair",
 		Usage:     "make damaged sessions whole, the way their client would have written them",
-		ArgsUsage: "SESSION...",
+		ArgsUsage: "SESSION|DIR...",
 		Description: "Torn and corrupt lines leave the live file (a complete record glued onto a torn\n" +
 			"one stays), exact double writes are written once, invalid UTF-8 becomes what the\n" +
-			"client's own reader makes of it, and a tool call left unanswered when the client\n" +
-			"stopped is answered as the client answers an interrupted call. The original is kept\n" +
-			"as the next rotation first. Exit 0: repaired or nothing to repair; 1: damage repair\n" +
-			"cannot mend (each with the reason). See docs/repair.md.",
+			"client's own reader makes of it, a tool call left unanswered when the client stopped\n" +
+			"is answered as the client answers an interrupted call, results whose call is gone\n" +
+			"are removed and broken parent links relinked. The original is kept as the next\n" +
+			"rotation first. A directory stands for every session below it.\n" +
+			"Exit 0: repaired, or nothing to repair; 1: damage repair cannot mend (each with\n" +
+			"the reason). See docs/repair.md.",
 		Flags: []cli.Flag{dryRunFlag(), forceFlag(), rootFlag(), jsonFlag()},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
@@ -37,6 +41,18 @@ func repairCommand(env *appEnv) *cli.Command {
 			}
 			var ss []*session.Session
 			for _, arg := range c.Args().Slice() {
+				if fi, err := os.Stat(arg); err == nil && fi.IsDir() {
+					// a directory: every session below it, as check finds them
+					res := session.DiscoverPaths([]string{arg})
+					if len(res.Errors) > 0 {
+						return res.Errors[0]
+					}
+					if len(res.Sessions) == 0 {
+						return usageErrorf("%s: no session files found", arg)
+					}
+					ss = append(ss, res.Sessions...)
+					continue
+				}
 				s, err := resolveSession(env, c.StringSlice("root"), arg)
 				if err != nil {
 					return err
@@ -72,11 +88,15 @@ func runRepair(ctx context.Context, env *appEnv, ss []*session.Session, opt repa
 		}
 		out, err := repairOne(ctx, env, s, opt)
 		if err != nil {
+			if errors.Is(err, errInterrupted) || ctx.Err() != nil {
+				return errInterrupted
+			}
+			// the first error is the one the exit code and the final
+			// message report; each later one is printed as it happens
 			if firstErr == nil {
 				firstErr = err
-			}
-			if !opt.json {
-				warn(env.stderr, "%s", line(err.Error()))
+			} else {
+				fmt.Fprintf(env.stderr, "sessctl: error: %s\n", line(message(err)))
 			}
 			continue
 		}
@@ -156,7 +176,10 @@ func renderRepair(w io.Writer, out repairOutput) {
 	}
 	for _, f := range p.Fixes {
 		fmt.Fprintf(w, "  line %d (byte %d): %s: %s", f.Line, f.Offset, f.Kind, line(f.Reason))
-		if f.RemovedBytes > 0 {
+		switch {
+		case f.RemovedBytes > 0 && len(f.Wrote) > 0 && f.Line > 0:
+			fmt.Fprintf(w, "; the line (%s) replaced", plural(f.RemovedBytes, "byte"))
+		case f.RemovedBytes > 0:
 			fmt.Fprintf(w, "; %s removed", plural(f.RemovedBytes, "byte"))
 		}
 		fmt.Fprintln(w)

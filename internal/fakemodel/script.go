@@ -35,7 +35,9 @@ import (
 //   - ReasonRead (Claude): READ:<absolute path> → a Read tool call;
 //   - ReasonAgent (Claude): AGENT → an Agent tool call (general-purpose);
 //   - ReasonDefault: "Let me list the files." plus a shell tool call (Claude
-//     Bash {"command":"ls"}, Codex exec_command {"cmd":"ls"}).
+//     Bash {"command":"ls"}, Codex exec_command {"cmd":"ls"}; with SLOWTOOL
+//     in the prompt the command is "sleep 60", for a test that kills the
+//     client during the tool).
 //
 // THINK in the prompt puts a thinking block (Claude, with a signature) or a
 // reasoning item (Codex) before the answer, except for compaction replies.
@@ -101,7 +103,12 @@ const (
 	KeywordBigUsage = "BIGUSAGE"
 	KeywordRead     = "READ:"
 	KeywordAgent    = "AGENT"
+	KeywordSlowTool = "SLOWTOOL"
 )
+
+// slowCommand is the shell command of the default tool call when the
+// prompt holds SLOWTOOL: a tool the test can kill the client during.
+const slowCommand = "sleep 60"
 
 const (
 	claudeCompactMarker = "create a detailed summary of the conversation"
@@ -190,6 +197,9 @@ func PlanAnthropic(body []byte) (Plan, error) {
 		p.Reason = ReasonDefault
 		p.Text = "Let me list the files."
 		p.Tool = &ToolCall{Name: "Bash", Input: json.RawMessage(`{"command":"ls"}`)}
+		if strings.Contains(prompt, KeywordSlowTool) {
+			p.Tool.Input = mustJSON(map[string]string{"command": slowCommand})
+		}
 	}
 	if p.Reason != ReasonCompaction && strings.Contains(prompt, KeywordThink) {
 		p.Thinking = thinkingText
@@ -262,6 +272,9 @@ func PlanResponses(body []byte) (Plan, error) {
 		p.Reason = ReasonDefault
 		p.Text = "Let me list the files."
 		p.Tool = &ToolCall{Name: "exec_command", Input: json.RawMessage(`{"cmd":"ls"}`)}
+		if strings.Contains(prompt, KeywordSlowTool) {
+			p.Tool.Input = mustJSON(map[string]string{"cmd": slowCommand})
+		}
 	}
 	if p.Reason != ReasonCompaction && p.Reason != ReasonBridge && strings.Contains(prompt, KeywordThink) {
 		p.Thinking = thinkingText

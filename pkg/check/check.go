@@ -41,7 +41,12 @@ type Report struct {
 	Counts   map[string]int `json:"counts"` // records per kind
 	Problems []Problem      `json:"problems"`
 	Unknown  map[string]int `json:"unknown_types,omitempty"`
-	Status   map[string]int `json:"line_status,omitempty"`
+	// Repairable is how many of the problems `sessctl repair` would fix
+	// (set by Repairable; problems past MaxPerKind included).
+	Repairable int `json:"repairable"`
+
+	perLine map[int]int    // damage found per line (unknown types are not damage)
+	Status  map[string]int `json:"line_status,omitempty"`
 }
 
 // Options tune a check.
@@ -136,6 +141,12 @@ type checker struct {
 
 func (c *checker) add(l *jsonl.Line, kind, msg string) {
 	c.per[kind]++
+	if l != nil && kind != UnknownType {
+		if c.rep.perLine == nil {
+			c.rep.perLine = map[int]int{}
+		}
+		c.rep.perLine[l.Num]++
+	}
 	if c.opt.MaxPerKind > 0 && c.per[kind] > c.opt.MaxPerKind {
 		return
 	}

@@ -475,3 +475,18 @@ func (p *parser) hex4() (rune, bool) {
 	p.i += 4
 	return rune(n), true
 }
+
+// SetMember returns the JSON object raw with member k set to nv (in its
+// place, or appended), every other byte as it was: the edit a writer makes
+// to one field of a line a client wrote compactly.
+func SetMember(raw []byte, k string, nv *Value) ([]byte, error) {
+	v, err := Parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	if !v.Is(Object) {
+		return nil, errors.New("not a JSON object")
+	}
+	v.Set(k, nv)
+	return Compact.Encode(v), nil
+}

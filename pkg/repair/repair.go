@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
+	"sort"
 	"time"
 
 	"github.com/sessctl/sessctl/pkg/jsonl"
@@ -26,13 +27,16 @@ import (
 
 // Kinds of damage.
 const (
-	KindTorn      = "torn_line"          // the last line, cut by a crash mid-write
-	KindCorrupt   = "corrupt_line"       // a line no reader can use
-	KindGlued     = "glued_record"       // a complete record appended onto a torn line
-	KindDuplicate = "duplicate_line"     // the same record written twice
-	KindUTF8      = "invalid_utf8"       // bytes that are not UTF-8, as the client reads them
-	KindDangling  = "dangling_tool_call" // a tool call the client never answered
-	KindTooLong   = "too_long_line"      // a line too long to read: left as it is
+	KindTorn      = "torn_line"           // the last line, cut by a crash mid-write
+	KindCorrupt   = "corrupt_line"        // a line no reader can use
+	KindGlued     = "glued_record"        // a complete record appended onto a torn line
+	KindDuplicate = "duplicate_line"      // the same record written twice
+	KindUTF8      = "invalid_utf8"        // bytes that are not UTF-8, as the client reads them
+	KindDangling  = "dangling_tool_call"  // a tool call the client never answered
+	KindTooLong   = "too_long_line"       // a line too long to read: left as it is
+	KindOrphan    = "orphan_tool_result"  // a tool result whose call is not in the file
+	KindParent    = "broken_parent"       // a parent link to a record that is not in the file
+	KindSequence  = "checkpoint_sequence" // a turn marker numbered out of sequence
 )
 
 // Fix is one repair, in the order of the file.
@@ -49,9 +53,12 @@ type Fix struct {
 	// Wrote are the lines written in its place or after it, as written.
 	Wrote []string `json:"wrote,omitempty"`
 
-	drop    bool     // the line leaves the file
-	replace []byte   // the line is replaced by these bytes
-	after   [][]byte // lines written after the line (after the end for Line 0)
+	drop     bool                             // the line leaves the file
+	replace  []byte                           // the line is replaced by these bytes
+	edit     func(raw []byte) ([]byte, error) // the line as written (nil: it leaves the file)
+	after    [][]byte                         // lines written after the line (after the end for Line 0)
+	before   [][]byte                         // lines written before line insertAt
+	insertAt int
 }
 
 // Drop makes a fix that removes the line.
@@ -75,6 +82,28 @@ func Append(l *jsonl.Line, kind, reason string, lines ...[]byte) Fix {
 		f.Wrote = append(f.Wrote, string(b))
 	}
 	return f
+}
+
+// Insert makes a fix that writes lines just before line l (which stays),
+// for the damage at line at: a tool call answered where the client must
+// see the answer, right after the call's own records.
+func Insert(l, at *jsonl.Line, kind, reason string, lines ...[]byte) Fix {
+	f := Fix{Line: at.Num, Offset: at.Offset, Kind: kind, Reason: reason, before: lines}
+	f.insertAt = l.Num
+	for _, b := range lines {
+		f.Wrote = append(f.Wrote, string(b))
+	}
+	return f
+}
+
+// Edit makes a fix that rewrites line num (at offset) when the file is
+// written: fn gets the line as it stands (after any other fix of it) and
+// returns what is written instead, or nil when the line leaves the file.
+// It is for repairs that only the end of the planning pass decides, when
+// the line itself is long gone (a parent link, a result whose call never
+// came).
+func Edit(num int, offset int64, kind, reason string, fn func(raw []byte) ([]byte, error)) Fix {
+	return Fix{Line: num, Offset: offset, Kind: kind, Reason: reason, edit: fn}
 }
 
 // Mender is what an agent's home knows of mending its client's files. A
@@ -224,6 +253,9 @@ func scan(ctx context.Context, src io.Reader, path string, h session.Home, now t
 		p.Fixes = append(p.Fixes, m.Record(&r)...)
 	}
 	p.Fixes = append(p.Fixes, m.End()...)
+	// End's fixes may name earlier lines; the output and Write go in file
+	// order (appended records keep their order among themselves)
+	sort.SliceStable(p.Fixes, func(i, j int) bool { return p.Fixes[i].Line < p.Fixes[j].Line })
 	return p, nil
 }
 
@@ -269,12 +301,16 @@ func (p *Plan) Changed() bool { return len(p.Fixes) > 0 }
 // Every line no fix names is copied byte for byte; the file ends with a
 // newline.
 func (p *Plan) Write(src io.Reader, dst io.Writer) error {
-	byLine := map[int]*Fix{}
+	byLine := map[int][]*Fix{}
+	inserts := map[int][][]byte{}
 	var atEnd [][]byte
 	for i := range p.Fixes {
 		f := &p.Fixes[i]
-		if f.drop || f.replace != nil {
-			byLine[f.Line] = f
+		if f.before != nil {
+			inserts[f.insertAt] = append(inserts[f.insertAt], f.before...)
+		}
+		if f.drop || f.replace != nil || f.edit != nil {
+			byLine[f.Line] = append(byLine[f.Line], f)
 		}
 		atEnd = append(atEnd, f.after...)
 	}
@@ -291,12 +327,28 @@ func (p *Plan) Write(src io.Reader, dst io.Writer) error {
 		if l.Status == jsonl.TooLong {
 			return fmt.Errorf("%s:%d: a line too long to copy through a repair", p.Path, l.Num)
 		}
-		raw, eol := l.Raw, l.EOL.Bytes()
-		if f := byLine[l.Num]; f != nil {
-			if f.drop {
-				continue
+		for _, b := range inserts[l.Num] {
+			if _, err := dst.Write(append(b[:len(b):len(b)], '\n')); err != nil {
+				return err
 			}
-			raw = f.replace
+		}
+		raw, eol := l.Raw, l.EOL.Bytes()
+		drop := false
+		for _, f := range byLine[l.Num] {
+			switch {
+			case f.drop:
+				drop = true
+			case f.replace != nil:
+				raw = f.replace
+			case f.edit != nil && !drop:
+				if raw, err = f.edit(raw); err != nil {
+					return fmt.Errorf("%s:%d: %w", p.Path, l.Num, err)
+				}
+				drop = raw == nil
+			}
+		}
+		if drop {
+			continue
 		}
 		if len(eol) == 0 {
 			eol = []byte{'\n'}

@@ -81,10 +81,11 @@ func TestTornLastLine(t *testing.T) {
 func TestGluedRecord(t *testing.T) {
 	in := cUser + "\n" + cCall[:90] + cQueue + "\n" + cRes + "\n"
 	kinds, out, _ := run(t, session.Claude, in)
-	if strings.Join(kinds, ",") != "glued_record" {
+	// the call was in the torn part: its result answers nothing now
+	if strings.Join(kinds, ",") != "glued_record,orphan_tool_result" {
 		t.Fatalf("fixes %v", kinds)
 	}
-	if want := cUser + "\n" + cQueue + "\n" + cRes + "\n"; out != want {
+	if want := cUser + "\n" + cQueue + "\n"; out != want {
 		t.Errorf("got\n%s\nwant\n%s", out, want)
 	}
 	again(t, session.Claude, out)
@@ -164,12 +165,47 @@ func TestClaudeDanglingCall(t *testing.T) {
 		t.Errorf("written record: %s", added)
 	}
 	again(t, session.Claude, out)
-	// answered, or followed by a new prompt: nothing to do
-	for _, in := range []string{in + cRes + "\n", in + strings.Replace(strings.Replace(cUser, `"u1"`, `"u2"`, 1), `null`, `"a1"`, 1) + "\n"} {
+	// answered, or followed by a prompt on another branch, from before the
+	// call's turn (a rewind): nothing to do
+	root := strings.Replace(cUser, `"u1"`, `"u0"`, 1)
+	branch := root + "\n" + strings.Replace(cUser, `null`, `"u0"`, 1) + "\n" + cCall + "\n" +
+		strings.Replace(strings.Replace(cUser, `"u1"`, `"u2"`, 1), `null`, `"u0"`, 1) + "\n"
+	for _, in := range []string{in + cRes + "\n", branch} {
 		if kinds, _, _ := run(t, session.Claude, in); len(kinds) != 0 {
 			t.Errorf("fixes %v, want none", kinds)
 		}
 	}
+}
+
+// TestClaudeDanglingCallMidFile: the client was resumed after a crash
+// during the tool and went on from the call (it drops the call when it
+// loads the chain). The answer is written where the client would have
+// written it, before the next prompt, which is relinked to it: the call
+// stays in the history, answered.
+func TestClaudeDanglingCallMidFile(t *testing.T) {
+	next := strings.Replace(strings.Replace(cUser, `"u1"`, `"u2"`, 1), `"parentUuid":null`, `"parentUuid":"a1"`, 1)
+	in := cUser + "\n" + cCall + "\n" + next + "\n"
+	kinds, out, _ := run(t, session.Claude, in)
+	if strings.Join(kinds, ",") != "dangling_tool_call,broken_parent" {
+		t.Fatalf("fixes %v", kinds)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 4 || lines[0] != cUser || lines[1] != cCall {
+		t.Fatalf("got\n%s", out)
+	}
+	var ans struct {
+		ParentUUID string `json:"parentUuid"`
+		UUID       string `json:"uuid"`
+		Timestamp  string `json:"timestamp"`
+	}
+	if err := json.Unmarshal([]byte(lines[2]), &ans); err != nil || ans.ParentUUID != "a1" || !strings.Contains(lines[2], `"tool_use_id":"toolu_1"`) ||
+		ans.Timestamp != "2026-11-22T02:58:29.999Z" {
+		t.Fatalf("answer %s (%v)", lines[2], err)
+	}
+	if want := strings.Replace(next, `"parentUuid":"a1"`, `"parentUuid":"`+ans.UUID+`"`, 1); lines[3] != want {
+		t.Errorf("next prompt\n%s\nwant\n%s", lines[3], want)
+	}
+	again(t, session.Claude, out)
 }
 
 const (
@@ -181,8 +217,7 @@ const (
 )
 
 // TestCodexDanglingCall: a rollout that ends during a call gets the
-// "aborted" output Codex gives such a call, with the next ordinal; a call
-// followed by more response items is answered by Codex itself.
+// "aborted" output Codex gives such a call, with the next ordinal.
 func TestCodexDanglingCall(t *testing.T) {
 	in := xMeta + "\n" + xUser + "\n" + xCall + "\n" + xTok + "\n"
 	kinds, out, _ := run(t, session.Codex, in)
@@ -210,9 +245,21 @@ func TestCodexDanglingCall(t *testing.T) {
 		t.Errorf("written record: %s", added)
 	}
 	again(t, session.Codex, out)
-	if kinds, _, _ := run(t, session.Codex, in+xMsg+"\n"); len(kinds) != 0 {
-		t.Errorf("call followed by a message: fixes %v, want none", kinds)
+
+	// followed by a message (Codex was resumed and went on): the output
+	// goes right before it, with the ordinal of the line before it (Codex
+	// reuses ordinals without complaint) and the message's timestamp
+	kinds, out, _ = run(t, session.Codex, in+xMsg+"\n")
+	if strings.Join(kinds, ",") != "dangling_tool_call" {
+		t.Fatalf("call followed by a message: fixes %v", kinds)
 	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 6 || lines[3] != xTok || lines[5] != xMsg ||
+		!strings.HasPrefix(lines[4], `{"timestamp":"2026-11-22T03:05:24.000Z","ordinal":3,"type":"response_item","payload":{"type":"function_call_output","id":"fco_`) ||
+		!strings.HasSuffix(lines[4], `"call_id":"call_9","output":"aborted"}}`) {
+		t.Errorf("got\n%s", out)
+	}
+	again(t, session.Codex, out)
 }
 
 // TestInvalidUTF8: Kimi's and Claude's readers replace bytes that are not

@@ -65,6 +65,8 @@ type entry struct {
 	sub    int  // -1: the line itself
 	user   bool // starts a user turn
 	inject bool // injected context (developer, environment, …)
+	// the call ids the item makes and answers
+	calls, results []string
 }
 
 // item states while replaying
@@ -75,6 +77,8 @@ type replay struct {
 	at    session.TurnIndex
 	// effective compactions (offsets), for CompactedAfter
 	compactions []int64
+	// the call ids of the live history, and those a live output answers
+	called, answered map[string]bool
 }
 
 type entryKey struct {
@@ -146,14 +150,29 @@ func replayFile(ctx context.Context, path string) (*replay, error) {
 			}
 			rp.hist = append(rp.hist[:0], kept...)
 			for i, it := range items {
-				rp.hist = append(rp.hist, entry{line: r.Line.Num, off: off, sub: i, user: it.user, inject: it.inject})
+				e := entry{line: r.Line.Num, off: off, sub: i, user: it.user, inject: it.inject}
+				rec := it.record(r)
+				for _, c := range rec.ToolCalls {
+					e.calls = append(e.calls, c.ID)
+				}
+				for _, res := range rec.ToolResults {
+					e.results = append(e.results, res.CallID)
+				}
+				rp.hist = append(rp.hist, e)
 			}
 			rp.compactions = append(rp.compactions, off)
 			for i := range rp.turns {
 				rp.turns[i].CompactedAfter = true
 			}
 		case historyItem(r):
-			rp.hist = append(rp.hist, entry{line: r.Line.Num, off: off, sub: -1, user: r.UserPrompt, inject: injected(r)})
+			e := entry{line: r.Line.Num, off: off, sub: -1, user: r.UserPrompt, inject: injected(r)}
+			for _, c := range r.ToolCalls {
+				e.calls = append(e.calls, c.ID)
+			}
+			for _, res := range r.ToolResults {
+				e.results = append(e.results, res.CallID)
+			}
+			rp.hist = append(rp.hist, e)
 			if r.UserPrompt {
 				cut := off
 				if turnStart >= 0 {
@@ -179,8 +198,15 @@ func replayFile(ctx context.Context, path string) (*replay, error) {
 		rp.at.Add(t.Cut, t.N)
 	}
 	rp.at.Sort()
+	rp.called, rp.answered = map[string]bool{}, map[string]bool{}
 	for _, e := range rp.hist {
 		delete(rp.gone, entryKey{e.line, e.sub})
+		for _, id := range e.calls {
+			rp.called[id] = true
+		}
+		for _, id := range e.results {
+			rp.answered[id] = true
+		}
 	}
 	return rp, err
 }
@@ -249,7 +275,31 @@ func (h Home) History(ctx context.Context, path string, opt session.HistoryOptio
 		}
 		m := message(r)
 		m.Turn, m.State = rp.at.At(r.Line.Offset), st
-		return fn(&m)
+		if st == session.Live && len(m.ToolResults) > 0 && len(m.ToolCalls) == 0 && !anyIn(m.ToolResults, rp.called) {
+			// an output whose call is not in the history: Codex leaves it
+			// out of every request (never out of the file)
+			if !opt.All {
+				return nil
+			}
+			m.State = session.Dropped
+		}
+		if err := fn(&m); err != nil || m.State != session.Live {
+			return err
+		}
+		for _, c := range m.ToolCalls {
+			if c.ID != "" && !rp.answered[c.ID] {
+				// a call without an output (Codex was killed during the
+				// tool): every request carries Codex's own "aborted" for
+				// it, right after the call; the file never does
+				out := session.Message{Turn: m.Turn, Role: session.RoleTool, Text: AbortedOutput, Injected: true,
+					ToolResults: []session.ToolResult{{CallID: c.ID, Output: AbortedOutput}},
+					Line:        m.Line, Offset: m.Offset, ID: c.ID, Timestamp: m.Timestamp}
+				if err := fn(&out); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
 	}
 	return session.ReadFileContext(ctx, path, h, func(r *session.Record) error {
 		if r.Type == "compacted" {
@@ -271,6 +321,15 @@ func (h Home) History(ctx context.Context, path string, opt session.HistoryOptio
 		}
 		return send(r, entryKey{r.Line.Num, -1})
 	})
+}
+
+func anyIn(rs []session.ToolResult, ids map[string]bool) bool {
+	for _, r := range rs {
+		if ids[r.CallID] {
+			return true
+		}
+	}
+	return false
 }
 
 // message makes the Message of a response item.

@@ -19,7 +19,7 @@ const AbortedOutput = "aborted"
 
 // NewMend implements repair.Mender.
 func (Home) NewMend(now time.Time) repair.Mend {
-	return &mend{now: now, ordinal: -1}
+	return &mend{now: now, ordinal: -1, answered: map[string]bool{}}
 }
 
 type codexCall struct {
@@ -34,10 +34,21 @@ type mend struct {
 	// open are the calls not answered so far and not followed by any other
 	// response item: only such calls are still open when the file ends.
 	open []codexCall
+	// mids are the places where the thread went on from open calls
+	mids     []codexMid
+	answered map[string]bool // every call id an output answers
+}
+
+type codexMid struct {
+	calls   []codexCall
+	line    jsonl.Line // the item that went on (Raw not kept)
+	at      time.Time
+	ordinal int64 // of the line before it
 }
 
 // Record implements repair.Mend.
 func (m *mend) Record(r *session.Record) []repair.Fix {
+	prev := m.ordinal
 	if o, ok := Ordinal(r.Line.Raw); ok {
 		m.ordinal = o
 	}
@@ -46,6 +57,9 @@ func (m *mend) Record(r *session.Record) []repair.Fix {
 	}
 	switch {
 	case len(r.ToolResults) > 0:
+		for _, res := range r.ToolResults {
+			m.answered[res.CallID] = true
+		}
 		kept := m.open[:0]
 		for _, c := range m.open {
 			if !answersCall(r, c.id) {
@@ -54,11 +68,25 @@ func (m *mend) Record(r *session.Record) []repair.Fix {
 		}
 		m.open = kept
 		return nil
-	case len(r.ToolCalls) == 0:
-		// a message or reasoning after an unanswered call: Codex answers
-		// that call itself, in place, in every request ("aborted"), so it
-		// is not damage the file must carry
+	case len(r.ToolCalls) == 0 && len(m.open) > 0:
+		// a message or reasoning after an unanswered call (Codex was killed
+		// during the tool, then resumed): Codex answers the call in every
+		// request it sends ("aborted", right after the call) but never in
+		// the file. The answer is written where it would have been, just
+		// before r, with the ordinal of the line before it (Codex reuses
+		// and skips ordinals without complaint; it only needs the last
+		// line to have one) and r's timestamp
+		// (End decides: an output may still come later in the file)
+		at := r.Timestamp
+		if at.IsZero() {
+			at = m.now
+		}
+		l := r.Line
+		l.Raw = nil
+		m.mids = append(m.mids, codexMid{calls: append([]codexCall(nil), m.open...), line: l, at: at, ordinal: prev})
 		m.open = m.open[:0]
+		return nil
+	case len(r.ToolCalls) == 0:
 		return nil
 	}
 	for _, c := range r.ToolCalls {
@@ -94,6 +122,20 @@ func (m *mend) DuplicateKey(*session.Record) string { return "" }
 // "aborted", written after the last line with the next ordinal.
 func (m *mend) End() []repair.Fix {
 	var fixes []repair.Fix
+	for _, md := range m.mids {
+		var calls []codexCall
+		var lines [][]byte
+		for _, c := range md.calls {
+			if !m.answered[c.id] {
+				calls = append(calls, c)
+				lines = append(lines, callOutputLine(md.at, md.ordinal, c))
+			}
+		}
+		if len(calls) > 0 {
+			fixes = append(fixes, repair.Insert(&md.line, &calls[0].line, repair.KindDangling,
+				m.reason(calls, "Codex stopped during the tool, and the thread went on"), lines...))
+		}
+	}
 	for i, c := range m.open {
 		at := m.now.Add(time.Duration(i) * time.Millisecond)
 		ord := int64(-1)
@@ -101,11 +143,17 @@ func (m *mend) End() []repair.Fix {
 			m.ordinal++
 			ord = m.ordinal
 		}
-		fixes = append(fixes, repair.Append(&c.line, repair.KindDangling,
-			fmt.Sprintf("call %s was never answered (Codex stopped during the tool): answered %q, as Codex answers a call it aborted", c.id, AbortedOutput),
+		fixes = append(fixes, repair.Append(&c.line, repair.KindDangling, m.reason([]codexCall{c}, "Codex stopped during the tool"),
 			callOutputLine(at, ord, c)))
 	}
 	return fixes
+}
+
+func (m *mend) reason(calls []codexCall, why string) string {
+	if len(calls) == 1 {
+		return fmt.Sprintf("call %s was never answered (%s): answered %q, as Codex answers a call it aborted", calls[0].id, why, AbortedOutput)
+	}
+	return fmt.Sprintf("%d calls were never answered (%s): answered %q, as Codex answers a call it aborted", len(calls), why, AbortedOutput)
 }
 
 // callOutputLine writes a function_call_output (or custom_tool_call_output)

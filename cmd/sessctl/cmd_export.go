@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+
+	"github.com/sessctl/sessctl/pkg/export"
+	"github.com/sessctl/sessctl/pkg/jsonl"
+	"github.com/sessctl/sessctl/pkg/session"
+	"github.com/urfave/cli/v2"
+)
+
+type exportOptions struct {
+	export.Options
+	out string // "" or "-": stdout
+}
+
+func exportCommand(env *appEnv) *cli.Command {
+	return &cli.Command{
+		Name:      "export",
+		Usage:     "write a session as a readable transcript (Markdown, HTML or JSON)",
+		ArgsUsage: "SESSION",
+		Description: "The conversation the client sends on resume, by turn (numbered as `sessctl\n" +
+			"checkpoints` numbers them): prompts, replies, tool calls and results (long ones\n" +
+			"folded), compaction summaries marked; --thinking adds the model's reasoning, --all\n" +
+			"what the client no longer sends, marked. HTML is one self-contained page: no\n" +
+			"external assets, no script, every session text escaped.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: export.Markdown, Usage: "`FORMAT` of the transcript: md, html or json"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` (atomically) instead of stdout"},
+			&cli.BoolFlag{Name: "thinking", Usage: "include the model's reasoning"},
+			&cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "also what the client no longer sends, marked"},
+			&cli.IntFlag{Name: "fold", Value: export.FoldLines, Usage: "fold tool calls and results after `N` lines"},
+			rootFlag(),
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usageErrorf("export needs exactly one SESSION").withHint("sessctl export SESSION --format html -o session.html")
+			}
+			switch c.String("format") {
+			case export.Markdown, export.HTML, export.JSON:
+			default:
+				return usageErrorf("unknown format %q", c.String("format")).withHint("formats are md, html and json")
+			}
+			if c.Int("fold") < 1 {
+				return usageErrorf("--fold must be at least 1")
+			}
+			s, err := resolveSession(env, c.StringSlice("root"), c.Args().First())
+			if err != nil {
+				return err
+			}
+			return runExport(c.Context, env, namedFile(s, c.Args().First()), exportOptions{out: c.String("output"),
+				Options: export.Options{Format: c.String("format"), Thinking: c.Bool("thinking"), All: c.Bool("all"), Fold: c.Int("fold")}})
+		},
+	}
+}
+
+func runExport(ctx context.Context, env *appEnv, s *session.Session, opt exportOptions) error {
+	opt.Title = s.ID
+	if sum, err := session.Summarize(s); err == nil && sum.Title != "" {
+		opt.Title = sum.Title
+	}
+	if opt.out == "" || opt.out == "-" {
+		return exportErr(ctx, export.Write(ctx, env.stdout, s, opt.Options))
+	}
+	f, err := jsonl.CreateAtomic(opt.out, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := export.Write(ctx, f, s, opt.Options); err != nil {
+		f.Abort()
+		return exportErr(ctx, err)
+	}
+	return f.Commit(nil)
+}
+
+func exportErr(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil {
+		return errInterrupted
+	}
+	return err
+}
