@@ -42,7 +42,31 @@ import (
 const (
 	ClaudeVersion = "2.1.197"
 	CodexVersion  = "0.169.0"
+	// Claude330 is the second pinned Claude Code (issue 12): it writes
+	// api-request, api-request-shape, api-request-blob, cost-state,
+	// tools-used and atis-latch records and defaults to claude-opus-5-5.
+	// scripts/e2e.sh installs it in its own directory under the clients
+	// directory (ClaudeDir), since npm keeps one version of a package per
+	// node_modules.
+	Claude330 = "2.1.330"
 )
+
+// ClaudeDir is the directory under the clients directory that holds the
+// Claude Code of version v: the clients directory itself for ClaudeVersion,
+// claude-code-<v> for any other.
+func ClaudeDir(clients, v string) string {
+	if v == ClaudeVersion {
+		return clients
+	}
+	return filepath.Join(clients, "claude-code-"+v)
+}
+
+// Option configures a Harness.
+type Option func(*Harness)
+
+// WithClaude makes the harness run Claude Code version v (ClaudeVersion
+// unless given) instead.
+func WithClaude(v string) Option { return func(h *Harness) { h.ClaudeVersion = v } }
 
 // Environment variables.
 const (
@@ -51,6 +75,10 @@ const (
 	// EnvClients overrides the directory the clients were installed in
 	// (it holds node_modules/.bin/claude and node_modules/.bin/codex).
 	EnvClients = "SESSCTL_E2E_CLIENTS"
+	// EnvClaude, if set, is the Claude Code version every harness runs
+	// unless a test asks for one (WithClaude): scripts/e2e.sh runs the
+	// Claude tests once more with Claude330.
+	EnvClaude = "SESSCTL_E2E_CLAUDE"
 	// EnvKeep, if set to a directory, keeps every harness's home, project
 	// and request log under it instead of deleting them.
 	EnvKeep = "SESSCTL_E2E_KEEP"
@@ -102,6 +130,9 @@ type Harness struct {
 	// Timeout bounds each client invocation (DefaultTimeout).
 	Timeout time.Duration
 
+	// ClaudeVersion is the Claude Code version this harness runs.
+	ClaudeVersion string
+
 	claude, codex string
 	env           []string
 	last          Run
@@ -124,7 +155,7 @@ type Run struct {
 // pinned clients (failing the test if they are missing or the wrong
 // version), starts a fake model server and prepares a private HOME with
 // the Codex configuration.
-func NewHarness(t testing.TB) *Harness {
+func NewHarness(t testing.TB, opts ...Option) *Harness {
 	t.Helper()
 	if os.Getenv(EnvEnable) != "1" {
 		t.Skipf("e2e: real-client test skipped: set %s=1 (scripts/e2e.sh installs the clients and does)", EnvEnable)
@@ -133,8 +164,14 @@ func NewHarness(t testing.TB) *Harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &Harness{t: t, Timeout: DefaultTimeout}
-	h.claude, err = findClient(dir, "claude", "@anthropic-ai/claude-code", ClaudeVersion)
+	h := &Harness{t: t, Timeout: DefaultTimeout, ClaudeVersion: ClaudeVersion}
+	if v := os.Getenv(EnvClaude); v != "" {
+		h.ClaudeVersion = v
+	}
+	for _, o := range opts {
+		o(h)
+	}
+	h.claude, err = findClient(ClaudeDir(dir, h.ClaudeVersion), "claude", "@anthropic-ai/claude-code", h.ClaudeVersion)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +398,7 @@ func (h *Harness) ClaudePrompt(prompt string, extra ...string) ClaudeResult {
 	if slices.Contains(extra, "--continue") && !strings.HasPrefix(prompt, "/") {
 		if path := h.newestClaudeSession(); path != "" {
 			pr := h.Predict(session.Claude, path)
-			pr.Rule = claudeRule
+			pr.Rule = h.claudeRule()
 			p = &pr
 		}
 	}
@@ -403,7 +440,7 @@ func (h *Harness) ClaudeResume(id, prompt string, extra ...string) ClaudeResult 
 	var p *Prediction
 	if !strings.HasPrefix(prompt, "/") {
 		pr := h.Predict(session.Claude, h.ClaudeSessionFile(id))
-		pr.Rule = claudeRule
+		pr.Rule = h.claudeRule()
 		p = &pr
 	}
 	mark := h.Mark()
@@ -420,8 +457,19 @@ func (h *Harness) ClaudeResume(id, prompt string, extra ...string) ClaudeResult 
 // The agents' oracle rules (docs/show.md, "What the oracle compares").
 var (
 	claudeRule = oracle.Rule{Anywhere: true, ContinuePair: true}
-	codexRule  = oracle.Rule{}
+	// Claude Code 2.1.330 adds no pair after its own /compact, and answers
+	// an unanswered call at the tip itself.
+	claude330Rule = oracle.Rule{Anywhere: true, ContinuePair: true, NoPairAfterCommand: true, InterruptedCall: true}
+	codexRule     = oracle.Rule{}
 )
+
+// claudeRule is the oracle rule of the Claude Code this harness runs.
+func (h *Harness) claudeRule() oracle.Rule {
+	if h.ClaudeVersion == Claude330 {
+		return claude330Rule
+	}
+	return claudeRule
+}
 
 // afterResume runs the oracle on the first request of a resumed turn and
 // records the prediction for Revert.

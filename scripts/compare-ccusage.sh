@@ -6,7 +6,8 @@
 #   ccusage session --json --offline -z UTC      (CLAUDE_CONFIG_DIR / CODEX_HOME)
 #   sessctl stats --all --json
 # and fails on any difference. Data sets: the shared samples (real clients,
-# public Claude Code and Codex files) and a generated corpus
+# public Claude Code and Codex files), the Claude Code 2.1.330 sessions in
+# testdata/claude-2.1.330, and a generated corpus
 # (internal/gen, with the -quirks project of lines ccusage drops).
 #
 # Where ccusage is silently wrong (it drops lines written with a space after
@@ -282,6 +283,11 @@ if [ -d "$SAMPLES" ]; then
 else
 	echo "compare-ccusage: $SAMPLES not found; skipping the shared samples" >&2
 fi
+
+# Claude Code 2.1.330 (testdata/claude-2.1.330/README.md): sessions the real 2.1.330 wrote in the
+# e2e harness, with its new record types (cost-state, api-request, …), one reverted by sessctl
+# (its rotation holds the removed turns, which ccusage does not read)
+compare claude-2.1.330 "$REPO/testdata/claude-2.1.330" ""
 
 corpus=$CACHE/corpus-claude-$CORPUS_SIZE-$CORPUS_FILES-quirks
 if [ ! -d "$corpus/projects" ]; then

@@ -190,7 +190,7 @@ func renderRevert(env *appEnv, out revertOutput, opt revertOptions) error {
 		fmt.Fprintf(w, "  removed %s from line %d on: %s, ~%s\n", plural(p.RemovedRecords, "record"), lineOf(p), humanBytes(p.RemovedBytes), plural(p.RemovedTokens, "token"))
 	}
 	if p.KeptAfterCut > 0 {
-		fmt.Fprintf(w, "  kept %s from after the cut\n", plural(p.KeptAfterCut, "session-name record"))
+		fmt.Fprintf(w, "  kept %s from after the cut (session names, the spend ledger)\n", plural(p.KeptAfterCut, "record"))
 	}
 	if p.Copied != nil {
 		fmt.Fprintf(w, "  kept %s; context tokens at the checkpoint: %s\n", plural(p.Copied.Kept, "record"), tokensText(p.Copied.Tokens))

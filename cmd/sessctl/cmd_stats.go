@@ -513,6 +513,7 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 	if su.ViewsDiffer != "" {
 		fmt.Fprintf(w, "  %s %s\n", col.yellow("note:"), line(su.ViewsDiffer))
 	}
+	renderClientCheck(w, rep.ClientCheck, col)
 	if su.Rejected > 0 {
 		fmt.Fprintf(w, "  %s %s not counted:", col.yellow("note:"), plural(su.Rejected, "usage line"))
 		for i, d := range su.RejectedLines {
@@ -614,4 +615,34 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 		fmt.Fprintf(w, "\n%s %s in the main transcript (%s %s); skipped, not fatal\n",
 			col.yellow("note:"), plural(rep.Corrupt, "corrupt line"), map[bool]string{true: "line", false: "lines"}[len(ls) == 1], strings.Join(ls, ", "))
 	}
+}
+
+// clientFields are the names renderClientCheck gives the counts.
+var clientFields = map[string]string{
+	"input_tokens": "input", "output_tokens": "output", "cache_read_tokens": "cache read", "cache_creation_tokens": "cache write",
+}
+
+// renderClientCheck says whether the client's own running totals agree
+// with sessctl's count, and where not.
+func renderClientCheck(w io.Writer, cc *stats.ClientCheck, col colorer) {
+	if cc == nil {
+		return
+	}
+	where := fmt.Sprintf("%s, line %d", cc.Source, cc.Line)
+	if cc.Agree {
+		fmt.Fprintf(w, "  client: its own totals (%s) agree with this count\n", where)
+		return
+	}
+	fmt.Fprintf(w, "  %s the client's own totals (%s) differ from this count:\n", col.yellow("client:"), where)
+	tw := trimWriter(w)
+	tb := newTable(tw, "    MODEL", "COUNT", "CLIENT", "SESSCTL", "DIFFERENCE")
+	for _, d := range cc.Differences {
+		diff := thousands(d.Difference)
+		if d.Difference > 0 {
+			diff = "+" + diff
+		}
+		tb.Append([]string{"    " + line(d.Model), clientFields[d.Field], thousands(d.Client), thousands(d.Counted), diff})
+	}
+	tb.Render()
+	flushTable(tw)
 }

@@ -182,11 +182,17 @@ func PlanAnthropic(body []byte) (Plan, error) {
 	case strings.Contains(prompt, KeywordAgent):
 		p.Reason = ReasonAgent
 		p.Text = "I'll delegate this to a subagent."
-		p.Tool = &ToolCall{Name: "Agent", Input: mustJSON(map[string]string{
+		in := map[string]any{
 			"description":   "List project files",
 			"subagent_type": "general-purpose",
 			"prompt":        "List the files in the current directory using ls, then report them.",
-		})}
+		}
+		if toolHasParam(req.Tools, "Agent", "run_in_background") {
+			// Claude Code 2.1.330 runs agents in the background unless
+			// told otherwise, and a -p run then did not end
+			in["run_in_background"] = false
+		}
+		p.Tool = &ToolCall{Name: "Agent", Input: mustJSON(in)}
 	default:
 		p.Reason = ReasonDefault
 		p.Text = "Let me list the files."
@@ -391,4 +397,22 @@ func mustJSON(v any) json.RawMessage {
 		panic(err)
 	}
 	return b
+}
+
+// toolHasParam reports whether the request offers the tool name with the
+// input parameter param.
+func toolHasParam(tools []json.RawMessage, name, param string) bool {
+	for _, raw := range tools {
+		var t struct {
+			Name   string `json:"name"`
+			Schema struct {
+				Properties map[string]json.RawMessage `json:"properties"`
+			} `json:"input_schema"`
+		}
+		if json.Unmarshal(raw, &t) == nil && t.Name == name {
+			_, ok := t.Schema.Properties[param]
+			return ok
+		}
+	}
+	return false
 }

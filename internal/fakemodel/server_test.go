@@ -709,3 +709,32 @@ func TestConcurrentRequests(t *testing.T) {
 		t.Errorf("%d requests, %d distinct reply ids", len(reqs), len(ids))
 	}
 }
+
+// TestAnthropicAgentForeground: an AGENT prompt asks for a foreground
+// agent when the request's Agent tool takes run_in_background (Claude Code
+// 2.1.330), and sends no such key when it does not (2.1.197).
+func TestAnthropicAgentForeground(t *testing.T) {
+	body := func(props string) []byte {
+		return []byte(`{"model":"claude-opus-5-5","stream":true,"messages":[{"role":"user","content":"AGENT please"}],` +
+			`"tools":[{"name":"Bash","input_schema":{"type":"object"}},{"name":"Agent","input_schema":{"type":"object","properties":{` + props + `}}}]}`)
+	}
+	for _, c := range []struct {
+		props string
+		want  string
+	}{
+		{`"prompt":{"type":"string"},"run_in_background":{"type":"boolean"}`, `"run_in_background":false`},
+		{`"prompt":{"type":"string"}`, ``},
+	} {
+		p, err := PlanAnthropic(body(c.props))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Tool == nil || p.Tool.Name != "Agent" {
+			t.Fatalf("plan %+v", p)
+		}
+		in := string(p.Tool.Input)
+		if c.want != "" && !strings.Contains(in, c.want) || c.want == "" && strings.Contains(in, "run_in_background") {
+			t.Errorf("tool properties %s: input %s", c.props, in)
+		}
+	}
+}

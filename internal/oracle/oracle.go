@@ -169,17 +169,65 @@ const (
 // left off." before it (which of the two depends on attachment lines show
 // does not list).
 func Expected(predicted []Item, prompt string, continuePair bool) [][]Item {
+	return expected(predicted, prompt, Rule{ContinuePair: continuePair})
+}
+
+func expected(predicted []Item, prompt string, rule Rule) [][]Item {
 	last := Normalise(Item{Role: "user", Type: fakemodel.ItemText, Text: prompt})
-	if !continuePair || len(predicted) == 0 || predicted[len(predicted)-1].Role == "assistant" {
-		return [][]Item{append(append([]Item(nil), predicted...), last)}
+	bare := append(append([]Item(nil), predicted...), last)
+	if rule.InterruptedCall {
+		if want := interrupted(predicted, prompt); want != nil {
+			return [][]Item{want}
+		}
+	}
+	if !rule.ContinuePair || len(predicted) == 0 || predicted[len(predicted)-1].Role == "assistant" {
+		return [][]Item{bare}
 	}
 	cont := Item{Role: "user", Type: fakemodel.ItemText, Text: ClaudeContinue}
 	none := Item{Role: "assistant", Type: fakemodel.ItemText, Text: ClaudeNoResponse}
-	return [][]Item{
+	out := [][]Item{
 		append(append([]Item(nil), predicted...), none, last),
 		append(append([]Item(nil), predicted...), cont, none, last),
 	}
+	if end := predicted[len(predicted)-1]; rule.NoPairAfterCommand && end.Role == "user" &&
+		strings.HasPrefix(end.Text, localCommandStdout) {
+		out = append(out, bare)
+	}
+	return out
 }
+
+// ClaudeInterrupted is the tool result Claude Code 2.1.330 sends (and
+// writes) for a tool call at the tip of the history that has none.
+const ClaudeInterrupted = "[Tool call interrupted: the session ended before this call's result was recorded, so its outcome is unknown. Check whether it took effect before relying on it or running it again.]"
+
+// interrupted is what Claude Code 2.1.330 sends for predicted items that
+// end with tool calls without results: a ClaudeInterrupted result for each
+// of them, "No response requested.", the prompt; nil when they do not end
+// so.
+func interrupted(predicted []Item, prompt string) []Item {
+	answered := map[string]bool{}
+	for _, it := range predicted {
+		if it.Type == fakemodel.ItemToolResult {
+			answered[it.ID] = true
+		}
+	}
+	var open []Item
+	for k := len(predicted) - 1; k >= 0 && predicted[k].Role == "assistant"; k-- {
+		if it := predicted[k]; it.Type == fakemodel.ItemToolCall && !answered[it.ID] {
+			open = append([]Item{{Role: "tool", Type: fakemodel.ItemToolResult, ID: it.ID, Text: ClaudeInterrupted}}, open...)
+		}
+	}
+	if len(open) == 0 {
+		return nil
+	}
+	out := append(append([]Item(nil), predicted...), open...)
+	return append(out, Item{Role: "assistant", Type: fakemodel.ItemText, Text: ClaudeNoResponse},
+		Normalise(Item{Role: "user", Type: fakemodel.ItemText, Text: prompt}))
+}
+
+// localCommandStdout starts the output of a local command (/compact's
+// "Compacted …") that Claude Code writes as a user message.
+const localCommandStdout = "<local-command-stdout>"
 
 // Rule is how the oracle leaves out the context a client injects; each
 // agent has one (docs/show.md, "What the oracle compares").
@@ -196,6 +244,16 @@ type Rule struct {
 
 	// ContinuePair allows Claude Code's synthetic pair (Expected).
 	ContinuePair bool `json:"continue_pair,omitempty"`
+	// NoPairAfterCommand also allows no pair when the history ends with a
+	// local command's output: Claude Code 2.1.330 sends the new prompt
+	// right after its own /compact's "<local-command-stdout>Compacted"
+	// message, where 2.1.197 added the pair.
+	NoPairAfterCommand bool `json:"no_pair_after_command,omitempty"`
+	// InterruptedCall: when the history ends with tool calls that have no
+	// result, Claude Code 2.1.330 sends them, each with its own
+	// ClaudeInterrupted result, then "No response requested." (2.1.197
+	// drops them; sessctl's show predicts either, by the file's version).
+	InterruptedCall bool `json:"interrupted_call,omitempty"`
 }
 
 // Check compares a prediction (show's live items, in send order) with the
@@ -206,7 +264,7 @@ func Check(f ContextFilter, rule Rule, predicted []ShowItem, sent []Item, prompt
 	if rule.Anywhere {
 		got := FromRequest(f, sent)
 		var d string
-		for _, want := range Expected(FromShow(f, predicted), prompt, rule.ContinuePair) {
+		for _, want := range expected(FromShow(f, predicted), prompt, rule) {
 			if d = Diff(want, got); d == "" {
 				return ""
 			}
@@ -214,7 +272,7 @@ func Check(f ContextFilter, rule Rule, predicted []ShowItem, sent []Item, prompt
 		return d
 	}
 	got := FromRequest(keepAll{}, sent)
-	want := Expected(FromShow(keepAll{}, predicted), prompt, rule.ContinuePair)[0]
+	want := expected(FromShow(keepAll{}, predicted), prompt, rule)[0]
 	if len(got) > 0 && got[0].Role == string(session.RoleDeveloper) {
 		got = got[1:] // the base instructions
 	}

@@ -80,3 +80,29 @@ func TestCheckAroundTheHistory(t *testing.T) {
 		t.Errorf("a result for another call was not seen: %s", d)
 	}
 }
+
+// TestNoPairAfterCommand: Claude Code 2.1.330 sends the new prompt right
+// after its /compact's stdout message; the rule allows that there and only
+// there, and still allows the pair.
+func TestNoPairAfterCommand(t *testing.T) {
+	stdout := "<local-command-stdout>Compacted (ctrl+o to see full summary)</local-command-stdout>"
+	pred := []ShowItem{shown("user", "summary", "S"), shown("user", "text", stdout)}
+	bare := []Item{text("user", "S"), text("user", stdout), text("user", "B")}
+	pair := []Item{text("user", "S"), text("user", stdout), text("user", ClaudeContinue), text("assistant", ClaudeNoResponse), text("user", "B")}
+	r197 := Rule{Anywhere: true, ContinuePair: true}
+	r330 := Rule{Anywhere: true, ContinuePair: true, NoPairAfterCommand: true}
+	if d := Check(tagFilter{}, r197, pred, bare, "B"); d == "" {
+		t.Error("2.1.197's rule accepted no pair after the command")
+	}
+	if d := Check(tagFilter{}, r330, pred, bare, "B"); d != "" {
+		t.Errorf("2.1.330's rule: no pair after the command: %s", d)
+	}
+	if d := Check(tagFilter{}, r330, pred, pair, "B"); d != "" {
+		t.Errorf("2.1.330's rule: the pair after the command: %s", d)
+	}
+	// after a user message that is not a command's output, the pair stays required
+	pred = []ShowItem{shown("user", "text", "A")}
+	if d := Check(tagFilter{}, r330, pred, []Item{text("user", "A"), text("user", "B")}, "B"); d == "" {
+		t.Error("2.1.330's rule accepted no pair after a plain prompt")
+	}
+}

@@ -75,8 +75,12 @@ type Plan struct {
 	RemovedBytes   int64 `json:"removed_bytes"`
 	RemovedTokens  int64 `json:"removed_tokens_estimate"`
 	// KeptAfterCut counts metadata records kept from after the cut (Claude).
-	KeptAfterCut  int   `json:"kept_after_cut,omitempty"`
-	keptAfterSize int64 // their bytes
+	KeptAfterCut int `json:"kept_after_cut,omitempty"`
+	// KeepAt are the offsets of single lines after the cut that the home
+	// chose to keep when it planned the revert (Claude: the newest
+	// cost-state), for its WriteRevert.
+	KeepAt        []int64 `json:"-"`
+	keptAfterSize int64   // their bytes
 	// RollbackTurns is num_turns of the appended thread_rolled_back.
 	RollbackTurns int `json:"rollback_turns,omitempty"`
 	// Copied holds the details of a revert that copies the kept records
@@ -279,6 +283,9 @@ func WriteCut(p *Plan, src io.Reader, dst io.Writer, keep KeepAfterCut) error {
 	}
 	h := session.HomeOf(p.Agent)
 	rd := jsonl.NewReader(br)
+	// offsets as in the whole file, so that keep can name a line by its
+	// offset (the line numbers are not known here)
+	rd.StartAt(p.Cut, max(p.CutLine-1, 0))
 	for {
 		l, err := rd.Next()
 		if err == io.EOF {

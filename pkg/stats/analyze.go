@@ -60,6 +60,10 @@ type Report struct {
 	Corrupt      int   `json:"corrupt_lines"`
 	CorruptLines []int `json:"corrupt_line_numbers,omitempty"`
 	Subagents    int   `json:"subagent_files"`
+	// ClientCheck holds the client's own token totals against sessctl's
+	// count, when the main transcript records them (Claude Code 2.1.330's
+	// cost-state); nil otherwise.
+	ClientCheck *ClientCheck `json:"client_check,omitempty"`
 }
 
 // Window is the context window and the limits derived from it.
@@ -239,8 +243,13 @@ type analyzer struct {
 	opt     Options
 	counter *tokens.Counter
 	rules   ContextRules // nil: no restarts, no pending estimate
-	items   []item
-	bytes   int
+	client  ClientTotals // nil: the client records no totals of its own
+	// the newest client totals seen, and where
+	clientTotals map[string]session.Usage
+	clientSource string
+	clientLine   int
+	items        []item
+	bytes        int
 
 	roles   map[string]*RoleTokens
 	tools   map[string]*ToolTokens
@@ -263,6 +272,7 @@ func newAnalyzer(rep *Report, opt Options) *analyzer {
 	a := &analyzer{rep: rep, opt: opt, roles: map[string]*RoleTokens{}, tools: map[string]*ToolTokens{},
 		callTo: map[string]string{}, recorded: -1}
 	a.rules, _ = session.As[ContextRules](rep.Agent)
+	a.client, _ = session.As[ClientTotals](rep.Agent)
 	if !opt.Heuristic {
 		// o200k_base: exact for OpenAI's current models, an estimate for
 		// the others (labelled in finish)
@@ -286,6 +296,11 @@ func (a *analyzer) record(r *session.Record) error {
 		return nil
 	}
 	rep.Records++
+	if a.client != nil && r.Kind == session.KindMetadata {
+		if t, src, ok := a.client.ClientTotals(r); ok {
+			a.clientTotals, a.clientSource, a.clientLine = t, src, r.Line.Num
+		}
+	}
 	if r.Model != "" && !r.Synthetic {
 		a.model = r.Model
 	}
@@ -648,6 +663,10 @@ func (a *analyzer) finish() {
 		c.Percent = float64(c.Tokens) * 100 / float64(l.Window)
 	}
 	c.Left = int64(l.CompactAt) - c.Tokens
+
+	if a.clientSource != "" {
+		rep.ClientCheck = newClientCheck(a.clientSource, a.clientLine, a.clientTotals, rep.Consumption.Totals.ByModel)
+	}
 }
 
 // minHeap keeps the largest records (smallest on top).

@@ -23,3 +23,14 @@ type ContextRules interface {
 	// summaries, not tool calls or thinking.
 	Pending(text string) int64
 }
+
+// ClientTotals is how a home reads the client's own running token totals
+// from its main transcript, which stats holds against what it counts
+// (Report.ClientCheck). Claude Code 2.1.330 writes them as cost-state
+// records; a home whose client keeps none does not implement it.
+type ClientTotals interface {
+	// ClientTotals returns the totals record r carries, per model, and
+	// what to call their source ("cost-state"); ok is false for any other
+	// record, and for one the client itself would not restore.
+	ClientTotals(r *session.Record) (byModel map[string]session.Usage, source string, ok bool)
+}

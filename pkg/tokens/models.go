@@ -63,11 +63,13 @@ const (
 // ContextWindow returns a model's context window in tokens. known is false
 // when the model is not recognised; the window is then 200,000, a guess.
 // A Claude model id with the "[1m]" suffix (claude-opus-4-8[1m]) has
-// 1,000,000. For Codex sessions prefer the model_context_window recorded in
+// 1,000,000, and so have the claude-opus-5 models (claude-opus-5-5). For Codex sessions prefer the model_context_window recorded in
 // the file, and for Kimi the recorded max_context_tokens.
 func ContextWindow(model string) (window int, known bool) {
 	m := normalModel(model)
-	if strings.HasSuffix(m, "[1m]") {
+	if strings.HasSuffix(m, "[1m]") || family(m, "claude-opus-5") {
+		// claude-opus-5-5, Claude Code 2.1.330's default: the client's
+		// result reports contextWindow 1000000 without the suffix
 		return claude1MWindow, true
 	}
 	switch {

@@ -1,10 +1,14 @@
 package claude
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/sessctl/sessctl/pkg/compact/layout"
@@ -51,6 +55,13 @@ func (Home) CompactLayout(ctx context.Context, src layout.Source) (layout.Layout
 type compactLayout struct {
 	ctx context.Context
 	src layout.Source
+
+	// what the file says of its client (scanState): written by Claude
+	// Code 2.1.330 or later (it holds one of that release's record types),
+	// and the tools its newest tools-used record names
+	scanned bool
+	v330    bool
+	tools   []string
 }
 
 // SameResponse implements layout.Layout: Claude Code writes each content
@@ -175,9 +186,93 @@ func (*compactLayout) Aborted(call session.ToolCall, from *layout.Item) *layout.
 		Results: []session.ToolResult{{CallID: call.ID, Output: "aborted", IsError: true}}}
 }
 
+// Claude Code 2.1.330's compaction summary adds, before "Summary:", the
+// tools the conversation had used that the kept messages do not call
+// (from its tools-used latch), and after the tail, when messages are kept,
+// a note on them (docs/formats/claude-code.md §7).
+const (
+	toolsUsedTag = "tools-used-before-summary"
+	keptNote330  = "\n\nThe messages after this summary are the most recent messages from before compaction, kept verbatim. The summary was written without seeing them, so something it says has not happened yet may already have happened in them."
+	// unreadableTool stands for a tool name the client would not write
+	// as it is (its own placeholder)
+	unreadableTool = "unreadable-" + toolsUsedTag
+)
+
+// toolName is a tool name Claude Code writes in the summary as it is.
+var toolName = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,256}$`)
+
 // SummaryText implements layout.Layout.
-func (*compactLayout) SummaryText(c *layout.Compaction) string {
-	return SummaryHead + c.Summary + fmt.Sprintf(summaryTail, c.Path)
+func (l *compactLayout) SummaryText(c *layout.Compaction) string {
+	l.scanState()
+	head := SummaryHead
+	if tools := l.toolsBefore(c); len(tools) > 0 {
+		head = strings.TrimSuffix(SummaryHead, "Summary:\n") + "<system-reminder>\n<" + toolsUsedTag + ">" +
+			strings.Join(tools, ", ") + "</" + toolsUsedTag + ">\n</system-reminder>\nSummary:\n"
+	}
+	text := head + c.Summary + fmt.Sprintf(summaryTail, c.Path)
+	if l.v330 && len(c.Tail) > 0 {
+		text += keptNote330
+	}
+	return text
+}
+
+// toolsBefore lists, sorted, the tools of the newest tools-used record that
+// no kept message calls.
+func (l *compactLayout) toolsBefore(c *layout.Compaction) []string {
+	called := map[string]bool{}
+	for _, it := range c.Tail {
+		for _, call := range it.Calls {
+			called[call.Name] = true
+		}
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range l.tools {
+		if called[t] {
+			continue
+		}
+		if !toolName.MatchString(t) {
+			t = unreadableTool
+		}
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// scanState reads, once, whether the file holds Claude Code 2.1.330's
+// records and the newest tools-used list, from the end of the file back to
+// the newest tools-used record. Only lines that name one of those types
+// are decoded.
+func (l *compactLayout) scanState() {
+	if l.scanned {
+		return
+	}
+	l.scanned = true
+	l.src.Backward(l.ctx, func(_ int64, raw []byte) (bool, error) {
+		if !bytes.Contains(raw, []byte(`"tools-used"`)) && !bytes.Contains(raw, []byte(`"cost-state"`)) &&
+			!bytes.Contains(raw, []byte(`"api-request`)) && !bytes.Contains(raw, []byte(`"atis-latch"`)) {
+			return false, nil
+		}
+		var rec struct {
+			Type  string   `json:"type"`
+			Tools []string `json:"tools"`
+		}
+		if json.Unmarshal(raw, &rec) != nil {
+			return false, nil
+		}
+		switch rec.Type {
+		case "tools-used":
+			l.v330, l.tools = true, rec.Tools
+			return true, nil
+		case "cost-state", "api-request", "api-request-shape", "api-request-blob", "atis-latch":
+			l.v330 = true
+		}
+		return false, nil
+	})
 }
 
 // region is what the lines from the tail's first line on say: the chain

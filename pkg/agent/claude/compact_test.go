@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sessctl/sessctl/pkg/compact"
+	"github.com/sessctl/sessctl/pkg/compact/layout"
 	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/session"
 )
@@ -356,4 +357,64 @@ func TestCompactCopiesWhenNotOnePiece(t *testing.T) {
 	if len(added) != 5 || added[2]["timestamp"] != "2026-11-22T03:00:03.000Z" || added[4]["parentUuid"] != added[3]["uuid"] {
 		t.Errorf("appended %v", added)
 	}
+}
+
+// TestCompact330Summary: on a Claude Code 2.1.330 file the summary is
+// written as 2.1.330 writes its own: the tools of the newest tools-used
+// record that the kept messages do not call (Bash and Read: the kept turn
+// calls none), sorted and joined with ", ", in a system-reminder before
+// "Summary:", and the note on the kept messages after the tail. A file
+// without those records keeps 2.1.197's form.
+func TestCompact330Summary(t *testing.T) {
+	b, err := os.ReadFile(v330)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &compactLayout{ctx: context.Background(), src: memSource(b)}
+	c := &layout.Compaction{Summary: "S", Path: "p", Tail: []*layout.Item{{Role: session.RoleUser, Text: "third: bye"}}}
+	summary := l.SummaryText(c)
+	want := "This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.\n\n" +
+		"<system-reminder>\n<tools-used-before-summary>Bash, Read</tools-used-before-summary>\n</system-reminder>\nSummary:\nS" +
+		fmt.Sprintf(summaryTail, "p") + keptNote330
+	if summary != want {
+		t.Errorf("summary:\n%s\nwant:\n%s", summary, want)
+	}
+	if got := (&compactLayout{}).EarlierSummary(summary); got != "S" {
+		t.Errorf("the earlier summary, for the next compaction: %q", got)
+	}
+
+	// the kept turn calls Bash: only Read is named
+	l = &compactLayout{scanned: true, v330: true, tools: []string{"Read", "Bash", "Bash", "bad name"}}
+	c = &layout.Compaction{Summary: "S", Path: "p", Tail: []*layout.Item{{Calls: []session.ToolCall{{Name: "Bash"}}}}}
+	if got := l.SummaryText(c); !strings.Contains(got, "<tools-used-before-summary>Read, unreadable-tools-used-before-summary</tools-used-before-summary>") {
+		t.Errorf("tools: %s", got)
+	}
+	// a 2.1.197 file: no reminder, no note
+	l = &compactLayout{scanned: true}
+	if got := l.SummaryText(c); got != SummaryHead+"S"+fmt.Sprintf(summaryTail, "p") {
+		t.Errorf("2.1.197 summary: %s", got)
+	}
+}
+
+// memSource is a layout.Source over a file's bytes (Backward only).
+type memSource []byte
+
+func (m memSource) Path() string                     { return "mem.jsonl" }
+func (m memSource) LineAt(off int64) ([]byte, error) { panic("not used") }
+func (m memSource) Forward(context.Context, int64, func(*jsonl.Line) error) error {
+	panic("not used")
+}
+func (m memSource) Backward(_ context.Context, fn func(off int64, raw []byte) (bool, error)) error {
+	lines := bytes.SplitAfter(m, []byte("\n"))
+	off := int64(len(m))
+	for i := len(lines) - 1; i >= 0; i-- {
+		off -= int64(len(lines[i]))
+		if len(lines[i]) == 0 {
+			continue
+		}
+		if stop, err := fn(off, bytes.TrimSuffix(lines[i], []byte("\n"))); stop || err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"hash/maphash"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,7 +42,9 @@ import (
 //     its last line of that message.
 //   - An assistant line whose tool calls all lack a result on the chain
 //     (an interrupted call) is not sent, wherever it is; then neither is a
-//     line of thinking only whose response has nothing else left.
+//     line of thinking only whose response has nothing else left. A file
+//     Claude Code 2.1.330 or later wrote last keeps such lines when they
+//     end the chain: that client sends them with a result of its own.
 //   - The client adds "No response requested." (and, after a tool result
 //     or an attachment, "Continue from where you left off." before it)
 //     when the chain ends with a user message, and writes them in the run
@@ -72,6 +75,7 @@ type node struct {
 	msgID     uint64 // assistant message.id
 	sidechain bool
 	userAsst  bool     // a user or assistant entry
+	assistant bool     // an assistant entry
 	message   bool     // a user or assistant line sessctl shows
 	calls     []uint64 // the ids of its tool calls (assistant)
 	results   []uint64 // the call ids its tool results answer (user)
@@ -124,6 +128,9 @@ type index struct {
 	explicit bool   // that last-prompt was explicit, and no entry followed
 	cleared  bool   // an explicit last-prompt with a null leafUuid, no entry after
 	size     int64
+	// version is the newest client version a line names: the client that
+	// wrote the file last, whose rules sessctl predicts the resume by
+	version string
 }
 
 func (ix *index) hash(s string) uint64 {
@@ -168,6 +175,9 @@ func buildIndex(ctx context.Context, path string) (*index, error) {
 		ix.size = r.Line.End()
 		if r.Kind == session.KindCorrupt || r.Kind == session.KindBlank {
 			return nil
+		}
+		if r.Version != "" {
+			ix.version = r.Version
 		}
 		off := r.Line.Offset
 		if r.UserPrompt && r.UUID != "" {
@@ -265,6 +275,7 @@ func (ix *index) add(r *session.Record) {
 		n.ts = r.Timestamp.UnixMilli()
 	}
 	n.userAsst = r.Type == "user" || r.Type == "assistant"
+	n.assistant = r.Type == "assistant"
 	n.message = n.userAsst
 	for _, c := range r.ToolCalls {
 		n.calls = append(n.calls, ix.hash(c.ID))
@@ -587,6 +598,13 @@ func (ix *index) walk() *chain {
 // the chain (an interrupted call; the whole line goes, whatever else it
 // holds), then a line of thinking only whose message has no other
 // content left.
+//
+// Claude Code 2.1.330 keeps the unanswered calls at the tip (the last
+// user or assistant entries of the chain): it sends them with a result
+// of its own ("[Tool call interrupted: …]") and "No response requested.",
+// which it writes into the file. For a file 2.1.330 or later wrote last,
+// those stay; calls further up are still dropped (what 2.1.330 does with
+// them is not known).
 func (g *graph) dropUnanswered(order []uint64) []uint64 {
 	answered := map[uint64]bool{}
 	for _, u := range order {
@@ -594,10 +612,23 @@ func (g *graph) dropUnanswered(order []uint64) []uint64 {
 			answered[id] = true
 		}
 	}
+	tip := len(order) // where the run of unanswered assistant entries at the end starts
+	if versionAtLeast(g.ix.version, 2, 1, 330) {
+		for k := len(order) - 1; k >= 0; k-- {
+			n := g.node(order[k])
+			if !n.userAsst {
+				continue
+			}
+			if !n.assistant {
+				break
+			}
+			tip = k // the lines of the last response
+		}
+	}
 	kept := order[:0:0]
-	for _, u := range order {
+	for k, u := range order {
 		n := g.node(u)
-		if len(n.calls) > 0 && n.userAsst {
+		if len(n.calls) > 0 && n.userAsst && k < tip {
 			all := true
 			for _, id := range n.calls {
 				if answered[id] {
@@ -918,4 +949,29 @@ func decodeObject(r *session.Record, v any) error {
 		raw = jsonl.Strict(raw)
 	}
 	return json.Unmarshal(raw, v)
+}
+
+// versionAtLeast reports whether a client version "A.B.C" is at least
+// major.minor.patch; an unreadable version is not.
+func versionAtLeast(v string, major, minor, patch int) bool {
+	parts := strings.SplitN(v, ".", 3)
+	if len(parts) != 3 {
+		return false
+	}
+	var nums [3]int
+	for i, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil {
+			return false
+		}
+		nums[i] = n
+	}
+	a, b, c := nums[0], nums[1], nums[2]
+	if a != major {
+		return a > major
+	}
+	if b != minor {
+		return b > minor
+	}
+	return c >= patch
 }

@@ -14,6 +14,10 @@ var claudeTypes = map[string]bool{
 	"mode": true, "permission-mode": true, "custom-title": true, "ai-title": true, "agent-name": true,
 	"agent-color": true, "pr-link": true, "agent-setting": true, "turn_end": true,
 	"marble-origami-commit": true, "tag": true,
+	// Claude Code 2.1.330 (docs/formats/claude-code.md, "2.1.330"): the
+	// request journal and the session's state records
+	"api-request": true, "api-request-shape": true, "api-request-blob": true,
+	"cost-state": true, "tools-used": true, "atis-latch": true,
 	"(usage)": true, // ccusage-style usage-only lines without a type
 }
 
@@ -42,7 +46,10 @@ type claudeLine struct {
 	CustomTitle       string          `json:"customTitle"`
 	AITitle           string          `json:"aiTitle"`
 	Title             string          `json:"title"`
-	CompactMetadata   *struct {
+	// Params are an api-request's (2.1.330): the model it asked for.
+	// (raw, so that an odd value cannot make the whole line undecodable)
+	Params          json.RawMessage `json:"params"`
+	CompactMetadata *struct {
 		PreTokens  session.FlexInt `json:"preTokens"`
 		PostTokens session.FlexInt `json:"postTokens"`
 	} `json:"compactMetadata"`
@@ -174,6 +181,15 @@ func (Home) Decode(obj []byte, r *session.Record) {
 	case "custom-title", "ai-title":
 		r.Kind = session.KindMetadata
 		r.Title = firstNonEmpty(l.CustomTitle, l.AITitle, l.Title)
+	case "api-request":
+		// the model a request asked for; its response names it again
+		r.Kind = session.KindMetadata
+		var params struct {
+			Model string `json:"model"`
+		}
+		if len(l.Params) > 0 && l.Params[0] == '{' && json.Unmarshal(l.Params, &params) == nil {
+			r.Model = params.Model
+		}
 	default:
 		if claudeTypes[l.Type] {
 			r.Kind = session.KindMetadata

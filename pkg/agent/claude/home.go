@@ -28,6 +28,8 @@ var sniffTypes = map[string]bool{
 	"summary": true, "queue-operation": true, "file-history-snapshot": true, "progress": true, "attachment": true,
 	"last-prompt": true, "mode": true, "permission-mode": true, "custom-title": true, "ai-title": true,
 	"agent-name": true, "agent-color": true, "pr-link": true,
+	"api-request": true, "api-request-shape": true, "api-request-blob": true, "cost-state": true,
+	"tools-used": true, "atis-latch": true,
 }
 
 // Sniff implements session.Home: Claude's own record types and envelope
