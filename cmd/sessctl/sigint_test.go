@@ -127,7 +127,7 @@ func TestSIGINTStopsEveryCommand(t *testing.T) {
 		case err := <-exited:
 			t.Errorf("%q finished before the signal (%v): the input is too small to test Ctrl-C", args, err)
 			continue
-		case <-time.After(700 * time.Millisecond):
+		case <-time.After(400 * time.Millisecond):
 		}
 		sent := time.Now()
 		must(t, cmd.Process.Signal(syscall.SIGINT))
@@ -146,7 +146,7 @@ func TestSIGINTStopsEveryCommand(t *testing.T) {
 		if errors.As(err, &ee) {
 			code = ee.ExitCode()
 		}
-		t.Logf("%-28s exit %d, %v after SIGINT", r.args[0]+" "+filepath.Base(r.args[1]), code, took.Round(time.Millisecond))
+		t.Logf("%-28s exit %d, %v after SIGINT", args[0]+" "+filepath.Base(args[1]), code, took.Round(time.Millisecond))
 		if code != exitSignal {
 			t.Errorf("%q: exit %d after SIGINT, want %d; stderr %q", args, code, exitSignal, stderr.String())
 		}
