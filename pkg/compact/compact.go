@@ -236,7 +236,7 @@ func Compact(ctx context.Context, path string, agent session.Agent, opt Options)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	counter, err := tokens.NewCounter(tokens.O200kBase)
+	counter, err := newCounter(ctx, tokens.O200kBase)
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +266,7 @@ func Compact(ctx context.Context, path string, agent session.Agent, opt Options)
 	// a model that is not o200k_base's is counted again with its encoding
 	enc, exact := tokens.EncodingForModel(model)
 	if enc != tokens.O200kBase {
-		if counter, err = tokens.NewCounter(enc); err != nil {
+		if counter, err = newCounter(ctx, enc); err != nil {
 			return nil, err
 		}
 	}
@@ -572,6 +572,28 @@ func recordTokens(c *tokens.Counter, text string, calls []session.ToolCall, resu
 		}
 	}
 	return n
+}
+
+// newCounter is tokens.NewCounter, given up when ctx is done first: loading
+// a vocabulary takes a while (about 1.5 s under the race detector) and does
+// not look at ctx, and Ctrl-C must stop compact within 200 ms. Nothing has
+// been written at that point; the load finishes in the background.
+func newCounter(ctx context.Context, enc tokens.Encoding) (*tokens.Counter, error) {
+	type loaded struct {
+		c   *tokens.Counter
+		err error
+	}
+	done := make(chan loaded, 1)
+	go func() {
+		c, err := tokens.NewCounter(enc)
+		done <- loaded{c, err}
+	}()
+	select {
+	case l := <-done:
+		return l.c, l.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // clip shortens s to at most n runes (on one line when oneLine), marking
