@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -22,6 +23,9 @@ type appEnv struct {
 	getenv         func(string) string
 	home           string
 	now            func() time.Time
+	// readOnly is set once the command line is parsed and names a command
+	// that writes nothing (see awaitInterrupted)
+	readOnly atomic.Bool
 }
 
 // run is the whole program: it parses args, runs the command and maps its
@@ -35,11 +39,67 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	app := newApp(env)
-	err := app.RunContext(ctx, interspersed(app, args))
-	if err != nil && ctx.Err() != nil {
+	done := make(chan error, 1)
+	go func() { done <- app.RunContext(ctx, interspersed(app, args)) }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		err = awaitInterrupted(env, done)
+	}
+	if err != nil && ctx.Err() != nil && exitCode(err) != exitSignal {
 		err = errInterrupted
 	}
 	return report(env.stderr, err)
+}
+
+// interruptible runs f, a pass that only reads (a directory walk, a plan),
+// and returns ctx.Err() as soon as ctx is done (Ctrl-C), when f may not
+// look at ctx for seconds. f then goes on in the background and its result
+// is dropped; the program exits at once.
+func interruptible[T any](ctx context.Context, f func() T) (T, error) {
+	done := make(chan T, 1)
+	go func() { done <- f() }()
+	select {
+	case v := <-done:
+		return v, nil
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
+}
+
+// interruptGrace is how long a command that only reads is given to stop
+// by itself after Ctrl-C before the program exits without it. Issue 11
+// asks for an exit within 200 ms of SIGINT.
+const interruptGrace = 100 * time.Millisecond
+
+// awaitInterrupted waits for the command after Ctrl-C. A command that
+// changes files is always waited for: it rolls back to the untouched
+// original and removes its temp files before it returns. A command that only
+// reads (env.readOnly) has nothing to undo, so when one of its passes does
+// not look at the context (a directory walk, one long line) the program
+// exits after interruptGrace and leaves it behind.
+func awaitInterrupted(env *appEnv, done <-chan error) error {
+	if !env.readOnly.Load() {
+		return <-done
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(interruptGrace):
+		return errInterrupted
+	}
+}
+
+// readOnlyCommands write nothing, whatever their flags; cleanup writes only
+// with --apply.
+var readOnlyCommands = map[string]bool{"ls": true, "check": true, "stats": true, "checkpoints": true, "rotations": true,
+	"diff": true, "show": true, "watch": true, "completion": true}
+
+func readOnly(c *cli.Context) bool {
+	name := c.Command.Name
+	return readOnlyCommands[name] || name == "cleanup" && !c.Bool("apply")
 }
 
 func newApp(env *appEnv) *cli.App {
@@ -95,6 +155,7 @@ func commands(env *appEnv) []*cli.Command {
 		}
 		action := cmd.Action
 		cmd.Action = func(c *cli.Context) error {
+			env.readOnly.Store(readOnly(c))
 			err := action(c)
 			var ce *cliError
 			if errors.As(err, &ce) && ce.usage && ce.hint == "" {

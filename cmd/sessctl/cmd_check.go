@@ -131,8 +131,12 @@ func runCheck(ctx context.Context, env *appEnv, opt checkOptions) error {
 	}
 	pr := newProgress(ctx, env, opt.progress, "checking", total, unitBytes)
 	for i, t := range targets {
-		reps, err := check.Files(t.paths, t.agent, check.Options{MaxPerKind: opt.maxPerKind})
+		reps, err := check.Files(t.paths, t.agent, check.Options{MaxPerKind: opt.maxPerKind, Context: ctx})
 		pr.add(sizes[i])
+		if ctx.Err() != nil {
+			pr.done()
+			return ctx.Err() // Ctrl-C: no report of a part
+		}
 		if err != nil {
 			ioErr = firstNonNil(ioErr, err)
 			out.Errors = append(out.Errors, err.Error())

@@ -133,8 +133,19 @@ func runCleanup(ctx context.Context, env *appEnv, opt cleanupOptions) error {
 	// planning reads every session's files (a spinner: how many there are
 	// is only known at the end)
 	pr := newProgress(ctx, env, opt.progress, "planning", 0, unitNone)
-	plan, err := cleanup.MakePlan(po)
+	type planned struct {
+		plan *cleanup.Plan
+		err  error
+	}
+	pl, err := interruptible(ctx, func() planned {
+		p, err := cleanup.MakePlan(po)
+		return planned{p, err}
+	})
 	pr.done()
+	if err != nil {
+		return err // Ctrl-C while planning: nothing was removed
+	}
+	plan, err := pl.plan, pl.err
 	if err != nil {
 		return err
 	}

@@ -86,8 +86,11 @@ func runLs(ctx context.Context, env *appEnv, opt lsOptions) error {
 		total += summarizedBytes(s)
 	}
 	pr := newProgress(ctx, env, opt.progress, "reading", total, unitBytes)
-	rows := summarizeAll(ss, pr)
+	rows := summarizeAll(ctx, ss, pr)
 	pr.done()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if opt.project != "" {
 		kept := rows[:0]
 		for _, r := range rows {
@@ -138,7 +141,7 @@ func summarizedBytes(s *session.Session) int64 {
 
 // summarizeAll reads each session's summary, spread over all cores, keeping
 // the order.
-func summarizeAll(ss []*session.Session, pr *progress) []lsRow {
+func summarizeAll(ctx context.Context, ss []*session.Session, pr *progress) []lsRow {
 	rows := make([]lsRow, len(ss))
 	work := make(chan int)
 	var wg sync.WaitGroup
@@ -153,6 +156,9 @@ func summarizeAll(ss []*session.Session, pr *progress) []lsRow {
 		}()
 	}
 	for i := range ss {
+		if ctx.Err() != nil {
+			break // Ctrl-C: the caller returns the context's error
+		}
 		work <- i
 	}
 	close(work)

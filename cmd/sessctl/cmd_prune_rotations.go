@@ -44,7 +44,10 @@ func pruneRotationsCommand(env *appEnv) *cli.Command {
 			var ss []*session.Session
 			var errs []error
 			if c.NArg() == 0 {
-				res := discoverScope(env, c.StringSlice("root"), nil)
+				res, err := interruptible(c.Context, func() *session.Result { return discoverScope(env, c.StringSlice("root"), nil) })
+				if err != nil {
+					return err // Ctrl-C while looking for sessions: nothing was deleted
+				}
 				ss, errs = res.Sessions, res.Errors
 			}
 			for _, arg := range c.Args().Slice() {

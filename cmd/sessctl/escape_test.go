@@ -103,6 +103,9 @@ func TestNoRawControlsReachTheTerminal(t *testing.T) {
 		{"compact", "--dry-run", "--keep", "1", path},
 		{"cleanup", "--root", root},
 		{"rotations", path},
+		{"show", path},
+		{"show", "--all", "--full", "--thinking", path},
+		{"prune-rotations", "--keep", "0", "--dry-run", path},
 		{"stats", filepath.Join(proj, "nope\x1b]0;x\x07.jsonl")},
 		{"checkpoints", "nope\x1b[2J"},
 	}

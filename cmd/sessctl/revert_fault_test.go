@@ -310,6 +310,12 @@ func TestRevertForcedWithAppendingWriter(t *testing.T) {
 			if exitCode(err) != exitRefused || !errors.Is(err, safety.ErrChanged) {
 				t.Errorf("%s: err %v (exit %d), want a refusal", step, err, exitCode(err))
 			}
+			// the message names the file once (issue 11 saw it twice)
+			var msg bytes.Buffer
+			report(&msg, err)
+			if n := strings.Count(msg.String(), s.Main); n != 1 || !strings.Contains(msg.String(), "changed while sessctl was working on it") {
+				t.Errorf("%s: the path %d times in %q", step, n, msg.String())
+			}
 			if cur, _ := os.ReadFile(s.Main); string(cur) != kimiOrig+late {
 				t.Errorf("%s: session file %q", step, cur)
 			}

@@ -31,7 +31,9 @@ func TestSpecialFilesAreRefused(t *testing.T) {
 	for _, path := range []string{fifo, "/dev/zero"} {
 		runs = append(runs, []string{"ls", path}, []string{"check", path}, []string{"stats", path}, []string{"checkpoints", path},
 			[]string{"rotations", path}, []string{"diff", path, path}, []string{"revert", "--checkpoint", "1", "--dry-run", path},
-			[]string{"compact", "--dry-run", path}, []string{"watch", path})
+			[]string{"compact", "--dry-run", path}, []string{"watch", path},
+			[]string{"show", path}, []string{"restore", "--rotation", "1", "--dry-run", path},
+			[]string{"prune-rotations", "--keep", "0", "--dry-run", path})
 	}
 	runs = append(runs, []string{"check", "/dev/urandom"})
 	for _, args := range runs {

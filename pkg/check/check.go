@@ -3,6 +3,7 @@
 package check
 
 import (
+	"context"
 	"fmt"
 	"hash/maphash"
 	"os"
@@ -54,6 +55,9 @@ type Options struct {
 	// MaxPerKind caps the problems reported of each kind per file (the
 	// counts stay exact). Zero means no cap.
 	MaxPerKind int
+	// Context stops a check between lines when it is done (Ctrl-C); the
+	// check then returns its error. Nil means never.
+	Context context.Context
 }
 
 // File checks one session file of a known agent on its own.
@@ -87,15 +91,17 @@ func Files(paths []string, agent session.Agent, opt Options) ([]*Report, error) 
 				Message: "not a session file of a known agent (Kimi CLI, Claude Code, Codex, clawdcode)"})
 			continue
 		}
-		fh, err := jsonl.Open(path)
-		if err != nil {
-			return nil, err
+		ctx := opt.Context
+		if ctx == nil {
+			ctx = context.Background()
 		}
-		err = session.ReadRecords(fh, f, func(r *session.Record) error {
+		err := session.ReadFileContext(ctx, path, f, func(r *session.Record) error {
 			c.record(r)
 			return nil
 		})
-		fh.Close()
+		if err != nil && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}

@@ -28,6 +28,8 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/sessctl/sessctl/pkg/compact/layout"
 	"github.com/sessctl/sessctl/pkg/rewrite"
@@ -237,7 +239,7 @@ func Compact(ctx context.Context, path string, agent session.Agent, opt Options)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	counter, err := tokens.NewCounter(tokens.O200kBase)
+	counter, err := newCounter(ctx, tokens.O200kBase)
 	if err != nil {
 		return nil, err
 	}
@@ -267,7 +269,7 @@ func Compact(ctx context.Context, path string, agent session.Agent, opt Options)
 	// a model that is not o200k_base's is counted again with its encoding
 	enc, exact := tokens.EncodingForModel(model)
 	if enc != tokens.O200kBase {
-		if counter, err = tokens.NewCounter(enc); err != nil {
+		if counter, err = newCounter(ctx, enc); err != nil {
 			return nil, err
 		}
 	}
@@ -578,16 +580,83 @@ func recordTokens(c *tokens.Counter, text string, calls []session.ToolCall, resu
 	return n
 }
 
+// newCounter is tokens.NewCounter, given up when ctx is done first: loading
+// a vocabulary takes a while (about 1.5 s under the race detector) and does
+// not look at ctx, and Ctrl-C must stop compact within 200 ms. Nothing has
+// been written at that point; the load finishes in the background.
+func newCounter(ctx context.Context, enc tokens.Encoding) (*tokens.Counter, error) {
+	type loaded struct {
+		c   *tokens.Counter
+		err error
+	}
+	done := make(chan loaded, 1)
+	go func() {
+		c, err := tokens.NewCounter(enc)
+		done <- loaded{c, err}
+	}()
+	select {
+	case l := <-done:
+		return l.c, l.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
 // clip shortens s to at most n runes (on one line when oneLine), marking
 // the cut with "…".
+// Only the first n+1 runes (collapsed) are looked at: a message can be a
+// 20 MB paste, and collapsing and converting all of it cost compact about
+// 7× its size (issue 11).
 func clip(s string, n int, oneLine bool) string {
 	s = strings.TrimSpace(s)
 	if oneLine {
-		s = strings.Join(strings.Fields(s), " ")
+		s = collapsedHead(s, n+1)
+	} else {
+		s = runeHead(s, n+1)
 	}
 	r := []rune(s)
 	if len(r) <= n {
 		return s
 	}
 	return strings.TrimSpace(string(r[:n])) + "…"
+}
+
+// runeHead is s up to its first max runes (a byte prefix of s).
+func runeHead(s string, max int) string {
+	k := 0
+	for i := range s {
+		if k == max {
+			return s[:i]
+		}
+		k++
+	}
+	return s
+}
+
+// collapsedHead is the first max runes of strings.Join(strings.Fields(s),
+// " "), without collapsing more of s than that.
+func collapsedHead(s string, max int) string {
+	var b strings.Builder
+	k, space := 0, false
+	for i, r := range s {
+		if unicode.IsSpace(r) {
+			space = b.Len() > 0
+			continue
+		}
+		if space {
+			if k == max {
+				break
+			}
+			b.WriteByte(' ')
+			k++
+			space = false
+		}
+		if k == max {
+			break
+		}
+		_, size := utf8.DecodeRuneInString(s[i:])
+		b.WriteString(s[i : i+size])
+		k++
+	}
+	return b.String()
 }

@@ -47,20 +47,33 @@ func (s *fileSource) LineAt(off int64) ([]byte, error) {
 	if off < 0 || off >= s.size {
 		return nil, errNoLine
 	}
+	// find the newline first, then read the line into one buffer of its
+	// size (appending a long line a block at a time cost several times it)
 	var line []byte
 	buf := make([]byte, 64<<10)
-	for pos := off; pos < s.size; {
+	end, blocks := s.size, 0
+	for pos := off; pos < s.size; blocks++ {
 		n, err := s.f.ReadAt(buf, pos)
 		if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
-			line = append(line, buf[:i]...)
+			end = pos + int64(i)
 			break
 		}
-		line = append(line, buf[:n]...)
 		pos += int64(n)
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return nil, io.ErrUnexpectedEOF
+		}
+	}
+	if blocks == 0 { // the first block held it all (a break skips blocks++)
+		line = append([]byte(nil), buf[:end-off]...)
+	} else {
+		line = make([]byte, end-off)
+		if _, err := s.f.ReadAt(line, off); err != nil && err != io.EOF {
 			return nil, err
 		}
 	}

@@ -25,6 +25,9 @@ func TestSourceReadsLinesWhereAsked(t *testing.T) {
 		"one line":  "only",
 		"empty":     "",
 		"blank end": "a\n\n",
+		// newlines at, just before and just after a block boundary
+		"block edge": strings.Repeat("y", 64<<10) + "\n" + "z\n" + strings.Repeat("w", 64<<10-1) + "\n" + strings.Repeat("v", 64<<10+1) + "\nq",
+		"block end":  strings.Repeat("y", 64<<10),
 	} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "f.jsonl")

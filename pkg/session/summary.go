@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/sessctl/sessctl/pkg/jsonl"
 )
@@ -165,13 +167,32 @@ func OneLine(s string) string {
 const PreviewLen = 200
 
 // Preview is OneLine(s) cut to at most n runes, the cut marked with "…".
+// It reads s only as far as the preview needs and builds nothing bigger
+// than the preview: a prompt can be a 20 MB paste, and collapsing and
+// converting all of it to runes cost stats about 7× its size (issue 11).
 func Preview(s string, n int) string {
-	s = OneLine(s)
-	r := []rune(s)
-	if len(r) <= n {
-		return s
+	var b strings.Builder
+	runes, space := 0, false // runes written; a space is due before the next field
+	for i, r := range s {
+		if unicode.IsSpace(r) {
+			space = b.Len() > 0
+			continue
+		}
+		if runes == n || space && runes+1 == n {
+			// more than n runes: the first n-1, then the mark
+			kept := []rune(b.String())
+			return string(kept[:n-1]) + "…"
+		}
+		if space {
+			b.WriteByte(' ')
+			runes++
+			space = false
+		}
+		_, size := utf8.DecodeRuneInString(s[i:])
+		b.WriteString(s[i : i+size])
+		runes++
 	}
-	return string(r[:n-1]) + "…"
+	return b.String()
 }
 
 // HeadCWD returns the working directory recorded in the first lines of the

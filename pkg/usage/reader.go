@@ -32,6 +32,13 @@ type LineReader struct {
 	big        *BigLines // shared among readers; nil: none
 	holding    bool      // this reader holds big
 	damage     *jsonl.CompressedError
+	// src reads ahead in a file without consuming it (nil for other
+	// sources), pos is the file offset of buf[end], and skipNow says that
+	// the line at start was measured and is too long
+	src     io.ReaderAt
+	pos     int64
+	skipNow bool
+	scratch []byte
 }
 
 // BigLines lets readers that run side by side take turns at holding a long
@@ -76,7 +83,15 @@ func NewLineReader(ctx context.Context, r io.Reader, buf []byte, max int) *LineR
 	if len(buf) == 0 {
 		buf = make([]byte, 64<<10)
 	}
-	return &LineReader{r: r, ctx: ctx, buf: buf, max: max}
+	lr := &LineReader{r: r, ctx: ctx, buf: buf, max: max}
+	if ra, ok := r.(io.ReaderAt); ok && max > 0 {
+		if sk, ok := r.(io.Seeker); ok {
+			if pos, err := sk.Seek(0, io.SeekCurrent); err == nil {
+				lr.src, lr.pos = ra, pos
+			}
+		}
+	}
+	return lr
 }
 
 // Num is the number of the last line returned (or skipped by NextMatch).
@@ -189,12 +204,13 @@ func (lr *LineReader) NextMatch(pat []byte) ([]byte, error) {
 // overlong reports whether the unread bytes, which hold no newline, are
 // already more than the longest line the reader keeps.
 func (lr *LineReader) overlong() bool {
-	return lr.max > 0 && lr.end-lr.start > lr.max
+	return lr.skipNow || lr.max > 0 && lr.end-lr.start > lr.max
 }
 
 // skipLong skips the line that starts at lr.start, known to be longer than
 // the bound, reading through to its newline with the buffer as it is.
 func (lr *LineReader) skipLong() error {
+	lr.skipNow = false
 	lr.num++
 	lr.tooLong++
 	if len(lr.tooLongAt) < maxDrops {
@@ -236,6 +252,18 @@ func (lr *LineReader) fill() error {
 		if lr.max > 0 {
 			size = min(size, lr.max+2)
 		}
+		if lr.src != nil {
+			// a file: measure the line by reading ahead (nothing kept); one
+			// too long streams by in skipLong, one that fits gets a buffer of
+			// its size at once
+			if total, ok := lr.measure(n); ok {
+				if total > int64(lr.max) {
+					lr.skipNow = true
+					return nil
+				}
+				size = max(int(total)+1, len(lr.buf)+1)
+			}
+		}
 		if size > BigLineSize && lr.big != nil && !lr.holding {
 			if err := lr.big.acquire(lr.ctx); err != nil {
 				return err
@@ -261,6 +289,7 @@ func (lr *LineReader) read() error {
 	}
 	m, err := lr.r.Read(lr.buf[lr.end:])
 	lr.end += m
+	lr.pos += int64(m)
 	if err == io.EOF {
 		lr.eof = true
 	} else if errors.As(err, &lr.damage) {
@@ -275,3 +304,32 @@ func (lr *LineReader) read() error {
 
 // Damage is the damaged compressed stream that ended the file early, or nil.
 func (lr *LineReader) Damage() *jsonl.CompressedError { return lr.damage }
+
+// measure reads ahead in the file, without consuming anything, for the
+// length without its newline of the line at lr.start, of which n bytes are
+// in the buffer. It stops once the length passes lr.max. ok is false when
+// the file could not be read.
+func (lr *LineReader) measure(n int) (length int64, ok bool) {
+	if lr.scratch == nil {
+		lr.scratch = make([]byte, 64<<10)
+	}
+	pos, length := lr.pos, int64(n)
+	for length <= int64(lr.max) {
+		if lr.ctx != nil && lr.ctx.Err() != nil {
+			return 0, false // the next read returns the error
+		}
+		k, err := lr.src.ReadAt(lr.scratch, pos)
+		if i := bytes.IndexByte(lr.scratch[:k], '\n'); i >= 0 {
+			return length + int64(i), true
+		}
+		length += int64(k)
+		pos += int64(k)
+		if err == io.EOF {
+			return length, true
+		}
+		if err != nil || k == 0 {
+			return 0, false
+		}
+	}
+	return length, true
+}

@@ -1,9 +1,13 @@
 package usage
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"strconv"
@@ -333,5 +337,60 @@ func TestLineReaderStopsWhenContextDone(t *testing.T) {
 	lr := NewLineReader(ctx, &longLine{n: 1 << 20}, make([]byte, 4<<10), 0)
 	if _, err := lr.Next(); err != context.Canceled {
 		t.Fatalf("err %v, want context.Canceled", err)
+	}
+}
+
+// In a file, a line is measured by reading ahead before the buffer grows:
+// one over the bound is skipped without gathering any of it, and one that
+// fits gets one buffer of its size (issue 11: stats on a file with one
+// 300 MB line peaked at 716 MB, the buffer grown to the 256 MiB bound and
+// copied on the way). The lines read are those of the same bytes read as a
+// stream.
+func TestLineReaderMeasuresLongLinesInAFile(t *testing.T) {
+	const bound = 24 << 20
+	var content bytes.Buffer
+	content.WriteString("{\"a\":1}\n")
+	content.WriteString(strings.Repeat("x", 16<<20) + "\n") // fits
+	content.WriteString("{\"b\":2}\n")
+	content.WriteString(strings.Repeat("y", 40<<20) + "\n") // too long
+	content.WriteString("{\"c\":3}\n")
+	content.WriteString(strings.Repeat("z", bound) + "\n") // exactly the bound: fits
+	content.WriteString(strings.Repeat("w", bound+1))      // one more, and no newline
+	p := filepath.Join(t.TempDir(), "long.jsonl")
+	if err := os.WriteFile(p, content.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	read := func(r io.Reader) (lens []int, lr *LineReader, alloc uint64) {
+		lr = NewLineReader(context.Background(), r, make([]byte, 64<<10), bound)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		for {
+			l, err := lr.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			lens = append(lens, len(l))
+		}
+		runtime.ReadMemStats(&after)
+		return lens, lr, after.TotalAlloc - before.TotalAlloc
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	got, lr, alloc := read(f)
+	want, slr, salloc := read(struct{ io.Reader }{bytes.NewReader(content.Bytes())}) // no ReadAt: gathered up to the bound
+	t.Logf("file: %d MiB allocated; stream: %d MiB", alloc>>20, salloc>>20)
+	if fmt.Sprint(got) != fmt.Sprint(want) || lr.TooLong() != 2 || fmt.Sprint(lr.TooLongLines()) != fmt.Sprint(slr.TooLongLines()) || lr.Num() != slr.Num() {
+		t.Fatalf("file: lines %v, too long %v; stream: lines %v, too long %v", got, lr.TooLongLines(), want, slr.TooLongLines())
+	}
+	// the two lines that fit, once each, and a little
+	if limit := uint64(16<<20 + bound + 2<<20); alloc > limit {
+		t.Errorf("reading the file allocated %d MiB (> %d MiB)", alloc>>20, limit>>20)
 	}
 }

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// hugeLineSession writes a Claude Code session of three lines whose middle
+// one is a user message of n bytes of ordinary text (as
+// scripts/harden-inputs.sh writes it).
+func hugeLineSession(t *testing.T, path string, n int) {
+	t.Helper()
+	must(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	f, err := os.Create(path)
+	must(t, err)
+	w := bufio.NewWriterSize(f, 1<<20)
+	const sid = "0b0c1f4e-2d3a-4c5b-8e6f-7a8b9c0d1e2f"
+	w.WriteString(`{"parentUuid":null,"isSidechain":false,"type":"user","message":{"role":"user","content":"start"},"uuid":"aaaaaaaa-0000-4000-8000-000000000001","timestamp":"2026-11-01T10:00:00.000Z","cwd":"/home/u/p","sessionId":"` + sid + `"}` + "\n")
+	w.WriteString(`{"parentUuid":"aaaaaaaa-0000-4000-8000-000000000001","isSidechain":false,"type":"user","message":{"role":"user","content":"`)
+	words := strings.Repeat("lorem ipsum dolor sit amet, consectetur adipiscing elit 0123456789;", 1<<10)
+	for n > 0 {
+		k := min(n, len(words))
+		w.WriteString(words[:k])
+		n -= k
+	}
+	w.WriteString(`"},"uuid":"aaaaaaaa-0000-4000-8000-000000000002","timestamp":"2026-11-01T10:00:01.000Z","sessionId":"` + sid + `"}` + "\n")
+	w.WriteString(`{"parentUuid":"aaaaaaaa-0000-4000-8000-000000000002","isSidechain":false,"type":"assistant","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-opus-4-8","content":[{"type":"text","text":"ok"}],"usage":{"input_tokens":10,"output_tokens":5}},"uuid":"aaaaaaaa-0000-4000-8000-000000000003","timestamp":"2026-11-01T10:00:02.000Z","sessionId":"` + sid + `"}` + "\n")
+	must(t, w.Flush())
+	must(t, f.Close())
+	old := time.Now().Add(-90 * 24 * time.Hour)
+	must(t, os.Chtimes(path, old, old))
+}
+
+// rssHelper is a program that runs its arguments as a command, passes its
+// exit code on, and writes the command's peak RSS in KiB (getrusage) to the
+// file $RSS_OUT. It stands between the test and sessctl because on Linux a
+// child's ru_maxrss starts at the size of the process that forked it (the
+// exec records the old address space's high-water mark): forked from a test
+// process of several hundred MB, every command read as that size. Forked
+// from this small program, the floor is a few MB.
+const rssHelper = `package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+)
+
+func main() {
+	cmd := exec.Command(os.Args[1], os.Args[2:]...)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	cmd.Run()
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		os.WriteFile(os.Getenv("RSS_OUT"), []byte(fmt.Sprint(ru.Maxrss)), 0o644)
+	}
+	os.Exit(cmd.ProcessState.ExitCode())
+}
+`
+
+// TestPeakMemoryOnHugeLines builds sessctl as it ships (the test binary may
+// be race-instrumented, which multiplies memory) and measures the peak RSS
+// of a command on a huge line (rssHelper). Issue 11's targets: stats on one
+// 20 MB line ≤ 128 MB (it took 1.2 GB, and 197 MB before session.Preview
+// stopped converting the whole prompt), check on a 300 MB line ≤ 64 MB (it
+// took 930 MB on 1 GiB); and stats on the 300 MB line, which peaked at
+// 716 MB before the usage reader measured long lines, at most the same
+// 64 MB. Linux only (ru_maxrss in KiB, the fork floor above).
+func TestPeakMemoryOnHugeLines(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 320 MB and builds sessctl")
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("peak RSS is measured the Linux way")
+	}
+	dir := t.TempDir()
+	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	bin, helper := filepath.Join(dir, "sessctl"), filepath.Join(dir, "rss")
+	if out, err := exec.Command(gobin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	must(t, os.WriteFile(filepath.Join(dir, "rss.go"), []byte(rssHelper), 0o644))
+	build := exec.Command(gobin, "build", "-o", helper, "rss.go")
+	build.Dir = dir
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build rss.go: %v\n%s", err, out)
+	}
+	line20 := filepath.Join(dir, "20", ".claude", "projects", "-home-u-p", "0b0c1f4e-2d3a-4c5b-8e6f-7a8b9c0d1e2f.jsonl")
+	line300 := filepath.Join(dir, "300", ".claude", "projects", "-home-u-p", "0b0c1f4e-2d3a-4c5b-8e6f-7a8b9c0d1e2f.jsonl")
+	hugeLineSession(t, line20, 20_000_000)
+	hugeLineSession(t, line300, 300_000_000)
+	rssOut := filepath.Join(dir, "rss.out")
+	for _, c := range []struct {
+		mb    string
+		args  []string
+		limit int64 // bytes
+		code  int
+	}{
+		{"20", []string{"stats", line20}, 128 << 20, exitOK},
+		{"300", []string{"check", line300}, 64 << 20, exitFindings},
+		{"300", []string{"stats", line300}, 64 << 20, exitOK},
+	} {
+		os.Remove(rssOut)
+		cmd := exec.Command(helper, append([]string{bin}, c.args...)...)
+		cmd.Env = append(os.Environ(), "HOME="+filepath.Join(dir, "home"), "NO_COLOR=1", "RSS_OUT="+rssOut)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		if code := cmd.ProcessState.ExitCode(); code != c.code {
+			t.Errorf("%s: exit %d (%v), want %d; stderr %q", c.args[0], code, err, c.code, stderr.String())
+		}
+		b, err := os.ReadFile(rssOut)
+		must(t, err)
+		kib, err := strconv.ParseInt(string(b), 10, 64)
+		must(t, err)
+		rss := kib << 10
+		t.Logf("%s on a %s MB line: peak RSS %d MB (limit %d MB)", c.args[0], c.mb, rss>>20, c.limit>>20)
+		if rss > c.limit {
+			t.Errorf("%s on a %s MB line: peak RSS %d MB > %d MB", c.args[0], c.mb, rss>>20, c.limit>>20)
+		}
+	}
+}

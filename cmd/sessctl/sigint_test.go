@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// sigintBound is the longest a command may take to exit after SIGINT in
+// this test. Issue 11 asks for 200 ms, which scripts/harden-sigint.sh
+// measures on the real binary; here the command is the test binary, under
+// `make test` race-instrumented (several times slower) on a machine shared
+// with other tests, so the bound is looser. Before the fix, check, ls, the
+// cleanup plan and diff did not stop at all (check on 600 MB ran 69 s after
+// the signal and exited 0).
+var sigintBound = map[bool]time.Duration{false: 500 * time.Millisecond, true: 2500 * time.Millisecond}[raceEnabled]
+
+// bigClaude writes a Claude Code session of about size bytes: user prompts
+// and assistant replies with tool calls and results, every uuid distinct,
+// 90 days old.
+func bigClaude(t *testing.T, path string, size int) {
+	t.Helper()
+	must(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	f, err := os.Create(path)
+	must(t, err)
+	w := bufio.NewWriterSize(f, 1<<20)
+	const sid = "0b0c1f4e-2d3a-4c5b-8e6f-7a8b9c0d1e2f"
+	text := strings.Repeat("lorem ipsum dolor sit amet, consectetur adipiscing elit. ", 20)
+	parent := "null"
+	n := 0
+	for i := 0; n < size; i++ {
+		u1, u2, u3 := fmt.Sprintf("aaaaaaaa-0000-4000-8000-%012x", 3*i), fmt.Sprintf("aaaaaaaa-0000-4000-8000-%012x", 3*i+1), fmt.Sprintf("aaaaaaaa-0000-4000-8000-%012x", 3*i+2)
+		ts := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second).Format("2006-01-02T15:04:05.000Z")
+		k, _ := fmt.Fprintf(w, `{"parentUuid":%s,"isSidechain":false,"type":"user","message":{"role":"user","content":"prompt %d %s"},"uuid":"%s","timestamp":"%s","cwd":"/home/u/p","sessionId":"%s"}`+"\n", parent, i, text, u1, ts, sid)
+		n += k
+		k, _ = fmt.Fprintf(w, `{"parentUuid":"%s","isSidechain":false,"type":"assistant","message":{"id":"msg_%d","type":"message","role":"assistant","model":"claude-opus-4-8","content":[{"type":"tool_use","id":"toolu_%d","name":"Bash","input":{"command":"ls"}}],"usage":{"input_tokens":%d,"output_tokens":5}},"uuid":"%s","timestamp":"%s","sessionId":"%s"}`+"\n", u1, i, i, 100+i, u2, ts, sid)
+		n += k
+		k, _ = fmt.Fprintf(w, `{"parentUuid":"%s","isSidechain":false,"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_%d","content":"%s"}]},"uuid":"%s","timestamp":"%s","sessionId":"%s"}`+"\n", u2, i, text, u3, ts, sid)
+		n += k
+		parent = `"` + u3 + `"`
+	}
+	must(t, w.Flush())
+	must(t, f.Close())
+	old := time.Now().Add(-90 * 24 * time.Hour)
+	must(t, os.Chtimes(path, old, old))
+}
+
+// TestSIGINTStopsEveryCommand starts each long-running command as its own
+// process, sends SIGINT once it has run a while, and wants exit 130 within
+// sigintBound. The rewriting commands work on a copy that must come out
+// byte for byte the original with no temp file beside it.
+func TestSIGINTStopsEveryCommand(t *testing.T) {
+	if _, err := exec.LookPath("sessctl"); err != nil {
+		t.Fatal("sessctl test command not on $PATH:", err)
+	}
+	base := t.TempDir()
+	home := filepath.Join(base, "home")
+	root := filepath.Join(base, "claude")
+	big := filepath.Join(root, "projects", "-home-u-p", "0b0c1f4e-2d3a-4c5b-8e6f-7a8b9c0d1e2f.jsonl")
+	bigClaude(t, big, 96<<20)
+	orig, err := os.ReadFile(big)
+	must(t, err)
+	// a store of many small sessions with rotations, in one directory
+	store := filepath.Join(base, "store")
+	proj := filepath.Join(store, "projects", "-p")
+	must(t, os.MkdirAll(proj, 0o755))
+	old := time.Now().Add(-90 * 24 * time.Hour)
+	for i := range 3000 {
+		id := fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i)
+		line := `{"type":"user","uuid":"11111111-1111-4111-8111-111111111111","parentUuid":null,"sessionId":"` + id + `","isSidechain":false,"userType":"external","version":"2.1.197","message":{"role":"user","content":"hi"}}` + "\n"
+		for _, name := range []string{id + ".jsonl", id + ".jsonl.1", id + ".jsonl.2"} {
+			p := filepath.Join(proj, name)
+			must(t, os.WriteFile(p, []byte(line), 0o644))
+			must(t, os.Chtimes(p, old, old))
+		}
+	}
+	copyOf := func(dst string) string {
+		p := filepath.Join(dst, "projects", "-home-u-p", filepath.Base(big))
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, orig, 0o600))
+		must(t, os.Chtimes(p, old, old))
+		return p
+	}
+
+	type run struct {
+		args    []string
+		rewrite string // the file a rewriting command works on
+	}
+	rw := filepath.Join(base, "rw")
+	runs := []run{
+		{args: []string{"check", big}},
+		{args: []string{"stats", big}},
+		{args: []string{"ls", "--root", root}},
+		{args: []string{"checkpoints", big}},
+		{args: []string{"diff", big, big}},
+		{args: []string{"show", big}},
+		{args: []string{"cleanup", "--root", store}},
+		{args: []string{"cleanup", "--apply", "--root", store}},
+		{args: []string{"prune-rotations", "--keep", "0", "--root", store}},
+		{args: []string{"revert", "--checkpoint", "2"}, rewrite: rw},
+		{args: []string{"compact"}, rewrite: rw},
+	}
+	for _, r := range runs {
+		args := r.args
+		var target string
+		if r.rewrite != "" {
+			os.RemoveAll(r.rewrite)
+			target = copyOf(r.rewrite)
+			args = append(append([]string(nil), args...), target)
+		}
+		cmd := exec.Command("sessctl", args...)
+		cmd.Env = append(os.Environ(), "HOME="+home, "XDG_STATE_HOME="+filepath.Join(base, "state"), "NO_COLOR=1")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		must(t, cmd.Start())
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		select {
+		case err := <-exited:
+			t.Errorf("%q finished before the signal (%v): the input is too small to test Ctrl-C", args, err)
+			continue
+		case <-time.After(400 * time.Millisecond):
+		}
+		sent := time.Now()
+		must(t, cmd.Process.Signal(syscall.SIGINT))
+		var err error
+		select {
+		case err = <-exited:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+			t.Errorf("%q still running 30 s after SIGINT (killed)", args)
+			continue
+		}
+		took := time.Since(sent)
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		}
+		t.Logf("%-28s exit %d, %v after SIGINT", args[0]+" "+filepath.Base(args[1]), code, took.Round(time.Millisecond))
+		if code != exitSignal {
+			t.Errorf("%q: exit %d after SIGINT, want %d; stderr %q", args, code, exitSignal, stderr.String())
+		}
+		if took > sigintBound {
+			t.Errorf("%q: exited %v after SIGINT (> %v)", args, took, sigintBound)
+		}
+		if n := strings.Count(stderr.String(), "interrupted"); n != 1 {
+			t.Errorf("%q: stderr says interrupted %d times: %q", args, n, stderr.String())
+		}
+		if r.rewrite != "" {
+			got, err := os.ReadFile(target)
+			must(t, err)
+			if !bytes.Equal(got, orig) {
+				t.Errorf("%q: the session is not the original after SIGINT", args)
+			}
+			ents, _ := os.ReadDir(filepath.Dir(target))
+			for _, e := range ents {
+				if e.Name() != filepath.Base(target) && !strings.HasSuffix(e.Name(), ".lock") {
+					t.Errorf("%q: left %s beside the session", args, e.Name())
+				}
+			}
+		}
+	}
+}
