@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sessctl/sessctl/pkg/agent/claude"
 )
 
 // Damage as clients leave it, mended by `sessctl repair`, resumed by the
@@ -88,29 +90,37 @@ func TestRepairClaudeCutAfterToolCall(t *testing.T) {
 	mark := h.Mark()
 	h.ClaudeResume(id, "NOTOOL turn C")
 	req := h.FirstModelCallSince(mark)
-	// the chain now ends with a tool result: the client itself adds
-	// "Continue from where you left off." before the new prompt
-	wantTexts(t, "turn C request", h.UserTexts(req), []string{"NOTOOL turn A", "Please list the files here", "Continue from where you left off.", "NOTOOL turn C"})
-	if !bytes.Contains(req.Body, []byte("[Request interrupted by user for tool use]")) || !bytes.Contains(req.Body, []byte(`"tool_use"`)) {
+	hasTexts(t, "turn C request", h.UserTexts(req), "NOTOOL turn A", "Please list the files here", "NOTOOL turn C")
+	if h.ClaudeVersion == ClaudeVersion {
+		// the chain ends with a tool result: 2.1.197 adds "Continue from
+		// where you left off." before the new prompt (2.1.330 writes an
+		// assistant "No response requested." instead; the oracle checked
+		// either)
+		hasTexts(t, "turn C request", h.UserTexts(req), "Continue from where you left off.")
+	}
+	if !bytes.Contains(req.Body, []byte(interruptedText(h))) || !bytes.Contains(req.Body, []byte(`"tool_use"`)) {
 		t.Errorf("the resumed request does not carry the call with its interrupted answer")
 	}
 }
 
 // TestRepairClaudeTornThenGlued: a crash tears the last line; the next
-// resume appends its first record onto the torn one (Claude Code does not
-// look at the last byte). Repair keeps the glued record and drops the torn
-// head; the next resume sends every intact turn.
+// resume appends its first record onto the torn one (Claude Code 2.1.197
+// does not look at the last byte; 2.1.330 starts a new line). Repair keeps
+// the glued record and drops the torn head (or drops the torn line); the
+// next resume sends every intact turn.
 func TestRepairClaudeTornThenGlued(t *testing.T) {
 	t.Parallel()
 	h := NewHarness(t)
 	id, path, _ := claudeABC(t, h)
 	tear(t, path, 60)
-	h.ClaudeResume(id, "NOTOOL turn D") // appends onto the torn line
-	b := h.ReadFile(path)
-	if !bytes.Contains(b, []byte("}{")) && !bytes.Contains(b, []byte(`{"parentUuid`)) {
-		t.Fatalf("no glued line")
+	h.ClaudeResume(id, "NOTOOL turn D") // 2.1.197 appends onto the torn line
+	// 2.1.330 ends the torn line with a newline before it appends: the torn
+	// record is then a corrupt line of its own
+	kind := "glued_record"
+	if h.ClaudeVersion == Claude330 {
+		kind = "corrupt_line"
 	}
-	repairClean(t, h, path, "glued_record")
+	repairClean(t, h, path, kind)
 
 	mark := h.Mark()
 	h.ClaudeResume(id, "NOTOOL turn E")
@@ -270,13 +280,13 @@ func TestRepairClaudeKilledDuringTool(t *testing.T) {
 	id := h.ClaudePrompt("NOTOOL turn A").SessionID
 	path := h.ClaudeSessionFile(id)
 	killDuring(t, h, h.claude, []string{"-p", "SLOWTOOL turn B", "--output-format", "json", "--resume", id,
-		"--allowedTools", "Bash", "Read", "Agent"}, func() string { return path }, `"sleep 60"`)
+		"--allowedTools", "Bash", "Read", "Agent"}, func() string { return path }, `sleep 60`)
 	repairClean(t, h, path, "dangling_tool_call")
 
 	mark := h.Mark()
 	h.ClaudeResume(id, "NOTOOL turn C")
 	req := h.FirstModelCallSince(mark)
-	if !bytes.Contains(req.Body, []byte("[Request interrupted by user for tool use]")) || !bytes.Contains(req.Body, []byte(`sleep 60`)) {
+	if !bytes.Contains(req.Body, []byte(interruptedText(h))) || !bytes.Contains(req.Body, []byte(`sleep 60`)) {
 		t.Errorf("the resumed request does not carry the call with its interrupted answer")
 	}
 	got := h.UserTexts(req)
@@ -306,7 +316,8 @@ func TestRepairCodexKilledDuringTool(t *testing.T) {
 }
 
 // TestRepairClaudeKilledThenResumed: Claude Code is killed during its tool
-// and resumed before any repair: it drops the unanswered call and goes on.
+// and resumed before any repair: 2.1.197 drops the unanswered call and goes
+// on (2.1.330 answers it itself, in the file).
 // Repair writes the answer where the client would have, before the next
 // prompt, and relinks that prompt to it; the next resume sends the call,
 // answered, between the turns.
@@ -316,9 +327,24 @@ func TestRepairClaudeKilledThenResumed(t *testing.T) {
 	id := h.ClaudePrompt("NOTOOL turn A").SessionID
 	path := h.ClaudeSessionFile(id)
 	killDuring(t, h, h.claude, []string{"-p", "SLOWTOOL turn B", "--output-format", "json", "--resume", id,
-		"--allowedTools", "Bash", "Read", "Agent"}, func() string { return path }, `"sleep 60"`)
+		"--allowedTools", "Bash", "Read", "Agent"}, func() string { return path }, `sleep 60`)
 	mark := h.Mark()
 	h.ClaudeResume(id, "NOTOOL turn C")
+	if h.ClaudeVersion == Claude330 {
+		// 2.1.330 answers the call itself when it resumes, and writes that
+		// answer into the file: nothing is left for repair, and the call
+		// stays in the history, answered
+		if !bytes.Contains(h.FirstModelCallSince(mark).Body, []byte(claude.InterruptedSessionEnd)) {
+			t.Errorf("2.1.330 did not send the call with its own interrupted answer")
+		}
+		if out := h.Sessctl("repair", "--force", path); !strings.Contains(out, "nothing to repair") {
+			t.Errorf("repair found something in a file 2.1.330 mended itself:\n%s", out)
+		}
+		if out, err := h.SessctlRun("check", path); err != nil {
+			t.Errorf("check fails: %v\n%s", err, out)
+		}
+		return
+	}
 	if bytes.Contains(h.FirstModelCallSince(mark).Body, []byte("sleep 60")) {
 		t.Fatalf("the client sent the unanswered call (it drops it): the premise of this test no longer holds")
 	}
@@ -330,7 +356,7 @@ func TestRepairClaudeKilledThenResumed(t *testing.T) {
 	mark = h.Mark()
 	h.ClaudeResume(id, "NOTOOL turn D")
 	req := h.FirstModelCallSince(mark)
-	if !bytes.Contains(req.Body, []byte("[Request interrupted by user for tool use]")) || !bytes.Contains(req.Body, []byte(`sleep 60`)) {
+	if !bytes.Contains(req.Body, []byte(interruptedText(h))) || !bytes.Contains(req.Body, []byte(`sleep 60`)) {
 		t.Errorf("the resumed request does not carry the call with its interrupted answer")
 	}
 	got := h.UserTexts(req)
@@ -378,4 +404,13 @@ func hasTexts(t *testing.T, what string, got []string, want ...string) {
 			t.Errorf("%s lacks %q: %q", what, w, got)
 		}
 	}
+}
+
+// interruptedText is the answer repair writes for an interrupted call, as
+// the harness's Claude Code writes it.
+func interruptedText(h *Harness) string {
+	if h.ClaudeVersion == Claude330 {
+		return claude.InterruptedSessionEnd
+	}
+	return claude.InterruptedToolUse
 }

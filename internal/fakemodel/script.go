@@ -36,7 +36,7 @@ import (
 //   - ReasonAgent (Claude): AGENT → an Agent tool call (general-purpose);
 //   - ReasonDefault: "Let me list the files." plus a shell tool call (Claude
 //     Bash {"command":"ls"}, Codex exec_command {"cmd":"ls"}; with SLOWTOOL
-//     in the prompt the command is "sleep 60", for a test that kills the
+//     in the prompt the command is "echo waiting && sleep 60", for a test that kills the
 //     client during the tool).
 //
 // THINK in the prompt puts a thinking block (Claude, with a signature) or a
@@ -108,7 +108,9 @@ const (
 
 // slowCommand is the shell command of the default tool call when the
 // prompt holds SLOWTOOL: a tool the test can kill the client during.
-const slowCommand = "sleep 60"
+// Claude Code 2.1.330 refuses a command that starts with a long sleep
+// ("Blocked: standalone sleep 60"), so the sleep comes second.
+const slowCommand = "echo waiting && sleep 60"
 
 const (
 	claudeCompactMarker = "create a detailed summary of the conversation"

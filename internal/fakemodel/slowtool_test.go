@@ -11,9 +11,9 @@ func TestSlowTool(t *testing.T) {
 		body string
 		want string
 	}{
-		{"claude slow", PlanAnthropic, claudeBody(t, firstUser("SLOWTOOL list")), `{"command":"sleep 60"}`},
+		{"claude slow", PlanAnthropic, claudeBody(t, firstUser("SLOWTOOL list")), `{"command":"echo waiting \u0026\u0026 sleep 60"}`},
 		{"claude", PlanAnthropic, claudeBody(t, firstUser("list")), `{"command":"ls"}`},
-		{"codex slow", PlanResponses, codexBody(t, codexUser("SLOWTOOL list")), `{"cmd":"sleep 60"}`},
+		{"codex slow", PlanResponses, codexBody(t, codexUser("SLOWTOOL list")), `{"cmd":"echo waiting \u0026\u0026 sleep 60"}`},
 		{"codex", PlanResponses, codexBody(t, codexUser("list")), `{"cmd":"ls"}`},
 	} {
 		p, err := c.plan([]byte(c.body))

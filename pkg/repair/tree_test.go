@@ -162,3 +162,29 @@ func TestClaudeParallelResultsLate(t *testing.T) {
 	}
 	again(t, session.Claude, out)
 }
+
+// TestClaude330DanglingCall: in a file Claude Code 2.1.330 wrote, the
+// answer is the record 2.1.330 itself writes on resume for a call the
+// session ended during (its key order, its text, toolUseResult and
+// toolDenialKind), as the e2e harness saw it.
+func TestClaude330DanglingCall(t *testing.T) {
+	v330 := func(s string) string { return strings.Replace(s, `"version":"2.1.197"`, `"version":"2.1.330"`, 1) }
+	in := v330(cUser) + "\n" + v330(cCall) + "\n"
+	kinds, out, _ := run(t, session.Claude, in)
+	if strings.Join(kinds, ",") != "dangling_tool_call" {
+		t.Fatalf("fixes %v", kinds)
+	}
+	added := strings.TrimSuffix(strings.TrimPrefix(out, in), "\n")
+	text := "[Tool call interrupted: the session ended before this call's result was recorded, so its outcome is unknown. Check whether it took effect before relying on it or running it again.]"
+	want := `{"parentUuid":"a1","isSidechain":false,"promptId":"p1","type":"user","message":{"role":"user","content":[{"type":"tool_result","content":"` + text +
+		`","is_error":true,"tool_use_id":"toolu_1"}]},"uuid":"`
+	if !strings.HasPrefix(added, want) {
+		t.Fatalf("written record:\n%s\nwant it to start\n%s", added, want)
+	}
+	rest := added[len(want)+36:] // after the uuid
+	wantRest := `","timestamp":"2026-11-25T01:02:03.000Z","toolUseResult":"` + text + `","toolDenialKind":"interrupted","sourceToolAssistantUUID":"a1","userType":"external","entrypoint":"cli","cwd":"/w","sessionId":"s1","version":"2.1.330","gitBranch":"main"}`
+	if rest != wantRest {
+		t.Errorf("written record ends\n%s\nwant\n%s", rest, wantRest)
+	}
+	again(t, session.Claude, out)
+}

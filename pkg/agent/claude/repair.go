@@ -17,6 +17,10 @@ import (
 // tool use", 2.1.197 and 2.1.330).
 const InterruptedToolUse = "[Request interrupted by user for tool use]"
 
+// InterruptedSessionEnd is the tool result Claude Code 2.1.330 writes, when
+// it resumes, for a call the last session ended during.
+const InterruptedSessionEnd = "[Tool call interrupted: the session ended before this call's result was recorded, so its outcome is unknown. Check whether it took effect before relying on it or running it again.]"
+
 // NewMend implements repair.Mender.
 func (Home) NewMend(now time.Time) repair.Mend {
 	return &mend{now: now, pending: map[string]*pendingCall{}, early: map[string]bool{}, answered: map[string]bool{}, inMid: map[string]bool{},
@@ -49,6 +53,7 @@ type mend struct {
 	answered map[string]bool // every call id a main-chain result answers
 	inMid    map[string]bool // calls noted in a mid
 	mids     []mid
+	version  string // of the newest record that says
 	seq      int
 	leaf     string   // uuid of the newest main-chain record
 	env      envelope // of the newest main-chain assistant record with a call
@@ -62,6 +67,9 @@ func (m *mend) Record(r *session.Record) []repair.Fix {
 	// a progress line is not a parent the client gives a record it appends
 	// (children of one hang from its parent when the file is loaded)
 	m.links.Record(r, r.Type != "progress", len(r.ToolResults) > 0 && r.Text == "" && r.Thinking == "" && len(r.ToolCalls) == 0)
+	if r.Version != "" {
+		m.version = r.Version
+	}
 	if r.Sidechain {
 		return nil
 	}
@@ -290,8 +298,10 @@ func sortCalls(cs []*pendingCall) {
 	}
 }
 
-// toolResult writes the record in Claude Code's own key order (2.1.197,
-// a tool_result user record of the main chain).
+// toolResult writes the record in Claude Code's own key order: 2.1.197's
+// interrupted tool use, or, in a file Claude Code 2.1.330 or later wrote
+// last, the record 2.1.330 itself writes on resume for a call the session
+// ended during.
 func (m *mend) toolResult(parent, id string, c *pendingCall, at time.Time) []byte {
 	var b bytes.Buffer
 	str := func(s string) {
@@ -306,14 +316,30 @@ func (m *mend) toolResult(parent, id string, c *pendingCall, at time.Time) []byt
 		str(m.promptID)
 		b.WriteString(`,`)
 	}
-	b.WriteString(`"type":"user","message":{"role":"user","content":[{"tool_use_id":`)
-	str(c.id)
-	b.WriteString(`,"type":"tool_result","content":`)
-	str(InterruptedToolUse)
-	b.WriteString(`,"is_error":true}]},"uuid":`)
-	str(id)
-	b.WriteString(`,"timestamp":`)
-	str(at.UTC().Format("2006-01-02T15:04:05.000Z"))
+	if versionAtLeast(m.version, 2, 1, 330) {
+		// 2.1.330's own record for a call the session ended during (seen
+		// in the e2e harness: TestRepairClaudeKilledThenResumed)
+		b.WriteString(`"type":"user","message":{"role":"user","content":[{"type":"tool_result","content":`)
+		str(InterruptedSessionEnd)
+		b.WriteString(`,"is_error":true,"tool_use_id":`)
+		str(c.id)
+		b.WriteString(`}]},"uuid":`)
+		str(id)
+		b.WriteString(`,"timestamp":`)
+		str(at.UTC().Format("2006-01-02T15:04:05.000Z"))
+		b.WriteString(`,"toolUseResult":`)
+		str(InterruptedSessionEnd)
+		b.WriteString(`,"toolDenialKind":"interrupted"`)
+	} else {
+		b.WriteString(`"type":"user","message":{"role":"user","content":[{"tool_use_id":`)
+		str(c.id)
+		b.WriteString(`,"type":"tool_result","content":`)
+		str(InterruptedToolUse)
+		b.WriteString(`,"is_error":true}]},"uuid":`)
+		str(id)
+		b.WriteString(`,"timestamp":`)
+		str(at.UTC().Format("2006-01-02T15:04:05.000Z"))
+	}
 	if c.owner != "" {
 		b.WriteString(`,"sourceToolAssistantUUID":`)
 		str(c.owner)
