@@ -100,6 +100,7 @@ def vec(u):
     return tuple(u.get(f, 0) for f, _ in FIELDS)
 
 used, problems, known, checked = set(), [], [], 0
+cost_ours_total, cost_theirs_total = [0.0], [0.0]
 for s in d["sessions"]:
     if s["agent"] not in ("claude", "codex"):
         continue
@@ -113,9 +114,11 @@ for s in d["sessions"]:
             keys.add(("claude", claude_key(f)))
     theirs = [0, 0, 0, 0]
     models = {}
+    their_cost = 0.0
     for k in keys:
         if k in cc:
             used.add(k)
+            their_cost += cc[k].get("totalCost", 0)
             for i, (_, cf) in enumerate(FIELDS):
                 theirs[i] += cc[k][cf]
             for mb in cc[k].get("modelBreakdowns", []):
@@ -129,6 +132,14 @@ for s in d["sessions"]:
     if as_cc != theirs:
         problems.append("%s: ccusage %s, sessctl as_ccusage %s" % (label, theirs, as_cc))
         continue
+    # cost: sessctl prices as_ccusage's requests with its embedded table
+    # (docs/cost.md); ccusage counts a model it has no price for as $0,
+    # sessctl leaves it out of cost_usd and lists it, so both agree
+    our_cost = (s.get("as_ccusage") or {}).get("cost_usd", 0.0)
+    cost_ours_total[0] += our_cost
+    cost_theirs_total[0] += their_cost
+    if abs(our_cost - their_cost) > max(1e-6, 0.005 * max(our_cost, their_cost)):
+        problems.append("%s: cost: ccusage $%.6f, sessctl as_ccusage $%.6f" % (label, their_cost, our_cost))
     our_models = {m: list(vec(u)) for m, u in (s.get("as_ccusage") or {}).get("by_model", {}).items() if sum(vec(u))}
     their_models = {m: v for m, v in models.items() if sum(v)}
     if our_models != their_models:
@@ -158,7 +169,8 @@ for k, row in cc.items():
     if k not in used and row["totalTokens"]:
         problems.append("ccusage reports %s %s (%d tokens) that sessctl has no session for" % (k[0], k[1], row["totalTokens"]))
 
-print("%s: %d sessions compared, %d differences, %d known (documented) differences" % (name, checked, len(problems), len(known)))
+print("%s: %d sessions compared, %d differences, %d known (documented) differences; cost: ccusage $%.2f, sessctl $%.2f" %
+      (name, checked, len(problems), len(known), cost_theirs_total[0], cost_ours_total[0]))
 for k in known:
     print("  known: " + k)
 for p in problems:

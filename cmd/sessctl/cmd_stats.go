@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/sessctl/sessctl/pkg/usage/price"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -54,6 +56,7 @@ func statsCommand(env *appEnv) *cli.Command {
 			&cli.StringFlag{Name: "since", Usage: "only sessions updated since `AGE|DATE` (7d, 12h, 2026-11-01)"},
 			&cli.StringFlag{Name: "by", Value: "session", Usage: "group many sessions by `KEY`: session, project, day, model or agent"},
 			&cli.IntFlag{Name: "window", Usage: "context window in `TOKENS` (overrides the model's)"},
+			&cli.StringFlag{Name: "prices", Usage: "price the tokens by the table in `FILE` instead of the embedded one (docs/cost.md)"},
 			&cli.IntFlag{Name: "top", Value: 10, Usage: "show the `N` largest records"},
 			&cli.StringFlag{Name: "tz", Usage: "time zone for --by day (IANA name, e.g. UTC; default local)"},
 			&cli.BoolFlag{Name: "heuristic", Usage: "estimate with the bytes/4 heuristic instead of the tokenizer (faster, rougher)"},
@@ -71,6 +74,11 @@ func statsCommand(env *appEnv) *cli.Command {
 			}
 			if opt.since, err = sinceOpt(env, c); err != nil {
 				return err
+			}
+			if f := c.String("prices"); f != "" {
+				if err := loadPrices(f); err != nil {
+					return err
+				}
 			}
 			switch opt.by {
 			case stats.BySession, stats.ByProject, stats.ByDay, stats.ByModel, stats.ByAgent:
@@ -323,7 +331,7 @@ func renderGroups(w io.Writer, out statsManyJSON, withCCUsage bool, col colorer)
 		}
 		short = shortIDs(ids)
 	}
-	head := []string{strings.ToUpper(out.By), "AGENT", "SESSIONS", "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "TOTAL", "MODELS"}
+	head := []string{strings.ToUpper(out.By), "AGENT", "SESSIONS", "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "TOTAL", "COST", "MODELS"}
 	byAgent := out.By == stats.ByAgent // the key is the agent: one AGENT column
 	if byAgent {
 		head = append(head[:1], head[2:]...)
@@ -345,14 +353,14 @@ func renderGroups(w io.Writer, out statsManyJSON, withCCUsage bool, col colorer)
 		}
 		row := []string{ellipsis(line(key), 40), strings.Join(g.Agents, ","), thousands(int64(g.Sessions)),
 			thousands(g.Totals.Input), thousands(g.Totals.Output), thousands(g.Totals.CacheRead), thousands(g.Totals.CacheCreation),
-			col.bold(thousands(g.Totals.Total())), strings.Join(models, ",")}
+			col.bold(thousands(g.Totals.Total())), dollars(g.Totals), strings.Join(models, ",")}
 		if byAgent {
 			row = append(row[:1], row[2:]...)
 		}
 		t.Append(row)
 	}
 	total := []string{"TOTAL", "", thousands(int64(len(out.Sessions))), thousands(out.Totals.Input), thousands(out.Totals.Output),
-		thousands(out.Totals.CacheRead), thousands(out.Totals.CacheCreation), col.bold(thousands(out.Totals.Total())), ""}
+		thousands(out.Totals.CacheRead), thousands(out.Totals.CacheCreation), col.bold(thousands(out.Totals.Total())), dollars(out.Totals), ""}
 	if byAgent {
 		total = append(total[:1], total[2:]...)
 	}
@@ -372,6 +380,7 @@ func renderGroups(w io.Writer, out statsManyJSON, withCCUsage bool, col colorer)
 		fmt.Fprintf(w, "\n%s %s (--json has them per session; sessctl check shows every damaged line)\n",
 			col.yellow("note:"), strings.Join(notes, ", "))
 	}
+	renderUnpriced(w, out.Totals, col, "")
 	if out.InRotations != nil {
 		fmt.Fprintf(w, "note: %s of these tokens are only in rotations (turns a revert removed); ccusage does not count them\n",
 			thousands(out.InRotations.Total()))
@@ -502,6 +511,12 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 		if t.Reasoning > 0 {
 			fmt.Fprintf(w, "  (output includes %s reasoning tokens)\n", thousands(t.Reasoning))
 		}
+		client := ""
+		if cc := rep.ClientCheck; cc != nil && cc.CostUSD != nil {
+			client = fmt.Sprintf("; the client's own: %s (%s, line %d)", usd(*cc.CostUSD), line(cc.Source), cc.Line)
+		}
+		fmt.Fprintf(w, "  cost: %s (%s)%s\n", dollars(t), pricesNote(), client)
+		renderUnpriced(w, t, col, "  ")
 	}
 	if su.InRotations != nil {
 		fmt.Fprintf(w, "  note: %s of these tokens are only in rotations (turns a revert removed)\n", thousands(su.InRotations.Total()))
@@ -645,4 +660,59 @@ func renderClientCheck(w io.Writer, cc *stats.ClientCheck, col colorer) {
 	}
 	tb.Render()
 	flushTable(tw)
+}
+
+// dollars is a cost for the tables: "$1.23", marked "+" when some tokens
+// are of models the price table does not know (they are listed apart).
+func dollars(t usage.Totals) string {
+	d := usd(t.CostUSD)
+	if len(t.Unpriced) > 0 {
+		d += "+"
+	}
+	return d
+}
+
+// pricesNote says which price table the costs come from.
+func pricesNote() string {
+	return "prices of " + line(usage.Prices().Date) + ", docs/cost.md"
+}
+
+// renderUnpriced lists the models whose tokens have no price.
+func renderUnpriced(w io.Writer, t usage.Totals, col colorer, indent string) {
+	if len(t.Unpriced) == 0 {
+		return
+	}
+	ms := make([]string, 0, len(t.Unpriced))
+	for m := range t.Unpriced {
+		ms = append(ms, m)
+	}
+	sort.Strings(ms)
+	for i, m := range ms {
+		ms[i] = fmt.Sprintf("%s (%s tokens)", line(m), thousands(t.Unpriced[m]))
+	}
+	fmt.Fprintf(w, "%s%s no price for %s: not in the cost (--prices FILE adds them)\n", indent, col.yellow("note:"), strings.Join(ms, ", "))
+}
+
+// loadPrices replaces the embedded price table with the one in file.
+func loadPrices(file string) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return usageErrorf("--prices: %v", err)
+	}
+	defer f.Close()
+	t, err := price.Read(f)
+	if err != nil {
+		return usageErrorf("--prices %s: %v", file, err)
+	}
+	usage.SetPrices(t)
+	return nil
+}
+
+// usd writes dollars with cents, and with four decimals below a cent so
+// that a small session does not read as free.
+func usd(v float64) string {
+	if v > 0 && v < 0.01 {
+		return fmt.Sprintf("$%.4f", v)
+	}
+	return fmt.Sprintf("$%.2f", v)
 }

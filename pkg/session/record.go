@@ -94,6 +94,10 @@ type Usage struct {
 	CacheRead     int64 `json:"cache_read_tokens"`
 	CacheCreation int64 `json:"cache_creation_tokens"`
 	Reasoning     int64 `json:"reasoning_tokens,omitempty"`
+	// CacheCreation1h is the part of CacheCreation written to the 1-hour
+	// cache (Claude's cache_creation.ephemeral_1h_input_tokens), which
+	// costs more than the 5-minute one.
+	CacheCreation1h int64 `json:"cache_creation_1h_tokens,omitempty"`
 }
 
 // Total is input + output + cache read + cache creation (ccusage's total).
@@ -102,7 +106,7 @@ func (u Usage) Total() int64 { return u.Input + u.Output + u.CacheRead + u.Cache
 // Add returns u + v field by field.
 func (u Usage) Add(v Usage) Usage {
 	return Usage{u.Input + v.Input, u.Output + v.Output, u.CacheRead + v.CacheRead,
-		u.CacheCreation + v.CacheCreation, u.Reasoning + v.Reasoning}
+		u.CacheCreation + v.CacheCreation, u.Reasoning + v.Reasoning, u.CacheCreation1h + v.CacheCreation1h}
 }
 
 // Record is one line of a session file, decoded.

@@ -246,6 +246,7 @@ type analyzer struct {
 	client  ClientTotals // nil: the client records no totals of its own
 	// the newest client totals seen, and where
 	clientTotals map[string]session.Usage
+	clientCost   *float64
 	clientSource string
 	clientLine   int
 	items        []item
@@ -299,6 +300,12 @@ func (a *analyzer) record(r *session.Record) error {
 	if a.client != nil && r.Kind == session.KindMetadata {
 		if t, src, ok := a.client.ClientTotals(r); ok {
 			a.clientTotals, a.clientSource, a.clientLine = t, src, r.Line.Num
+			a.clientCost = nil
+			if cc, ok := a.client.(ClientCost); ok {
+				if usd, ok := cc.ClientCostUSD(r); ok {
+					a.clientCost = &usd
+				}
+			}
 		}
 	}
 	if r.Model != "" && !r.Synthetic {
@@ -666,6 +673,7 @@ func (a *analyzer) finish() {
 
 	if a.clientSource != "" {
 		rep.ClientCheck = newClientCheck(a.clientSource, a.clientLine, a.clientTotals, rep.Consumption.Totals.ByModel)
+		rep.ClientCheck.CostUSD = a.clientCost
 	}
 }
 

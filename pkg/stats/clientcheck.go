@@ -21,6 +21,9 @@ type ClientCheck struct {
 	Agree bool `json:"agree"`
 	// Differences lists each model and count where they are not.
 	Differences []ClientDiff `json:"differences"`
+	// CostUSD is the client's own running cost, when its record has one
+	// (shown beside sessctl's cost_usd; its prices are the client's).
+	CostUSD *float64 `json:"cost_usd,omitempty"`
 }
 
 // ClientDiff is one count of one model on which the client and sessctl

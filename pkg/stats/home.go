@@ -34,3 +34,10 @@ type ClientTotals interface {
 	// record, and for one the client itself would not restore.
 	ClientTotals(r *session.Record) (byModel map[string]session.Usage, source string, ok bool)
 }
+
+// ClientCost is how a home reads the client's own running cost in dollars
+// from the record that carries its totals (Claude Code 2.1.330's
+// cost-state totalCostUSD), shown beside sessctl's cost.
+type ClientCost interface {
+	ClientCostUSD(r *session.Record) (usd float64, ok bool)
+}

@@ -13,8 +13,11 @@
 package usage
 
 import (
+	"sync/atomic"
+
 	"bytes"
 	"encoding/binary"
+	"github.com/sessctl/sessctl/pkg/usage/price"
 	"math/bits"
 	"sort"
 	"time"
@@ -409,6 +412,50 @@ type Totals struct {
 	ByModel  map[string]session.Usage `json:"by_model,omitempty"`
 	// LastActivity is the newest request time.
 	LastActivity time.Time `json:"last_activity,omitzero"`
+	// CostUSD is what the requests cost by the price table (Prices), each
+	// request priced on its own (long-context tiers are per request). The
+	// tokens of models the table has no price for are in Unpriced, by
+	// model, and not in CostUSD: never counted as free.
+	CostUSD  float64          `json:"cost_usd"`
+	Unpriced map[string]int64 `json:"unpriced,omitempty"`
+}
+
+// prices is the table Totals price requests by.
+var prices atomic.Pointer[price.Table]
+
+func init() { prices.Store(price.Default()) }
+
+// Prices is the price table in use: the embedded one unless SetPrices.
+func Prices() *price.Table { return prices.Load() }
+
+// SetPrices replaces the price table (--prices FILE).
+func SetPrices(t *price.Table) { prices.Store(t) }
+
+// cost prices one request of model m into t.
+func (t *Totals) cost(m string, u session.Usage, pm *price.Model) {
+	if u.Total() == 0 {
+		return
+	}
+	if pm == nil {
+		if t.Unpriced == nil {
+			t.Unpriced = map[string]int64{}
+		}
+		if m == "" {
+			m = "(unknown)"
+		}
+		t.Unpriced[m] += u.Total()
+		return
+	}
+	t.CostUSD += pm.Cost(price.Usage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead,
+		CacheWrite: u.CacheCreation - u.CacheCreation1h, CacheWrite1h: u.CacheCreation1h})
+}
+
+// priceOf looks model m up in the table in use (nil: unpriced).
+func priceOf(m string) *price.Model {
+	if pm, ok := Prices().Lookup(m); ok {
+		return &pm
+	}
+	return nil
 }
 
 // View names one of the two counts of recorded usage.
@@ -430,6 +477,7 @@ const (
 func (t *Totals) Add(r *Request, model string) {
 	t.Usage = t.Usage.Add(r.Usage)
 	t.Requests++
+	t.cost(model, r.Usage, priceOf(model))
 	if r.Usage.Total() > 0 || r.Usage.Reasoning > 0 {
 		t.addModel(model, r.Usage)
 	}
@@ -457,9 +505,18 @@ func (lg *Ledger) Totals(reqs []*Request) Totals {
 	var t Totals
 	var byID []session.Usage // by model id
 	var seen []bool
+	var priced []*price.Model // by model id, looked up once
+	var looked []bool
 	var last int64
 	for _, r := range reqs {
 		t.Usage = t.Usage.Add(r.Usage)
+		for int(r.Model) >= len(priced) {
+			priced, looked = append(priced, nil), append(looked, false)
+		}
+		if !looked[r.Model] {
+			priced[r.Model], looked[r.Model] = priceOf(lg.models.name(r.Model)), true
+		}
+		t.cost(lg.models.name(r.Model), r.Usage, priced[r.Model])
 		if r.Usage.Total() > 0 || r.Usage.Reasoning > 0 {
 			for int(r.Model) >= len(byID) {
 				byID, seen = append(byID, session.Usage{}), append(seen, false)
@@ -491,6 +548,13 @@ func (t *Totals) Merge(o Totals) {
 	t.Requests += o.Requests
 	for m, u := range o.ByModel {
 		t.addModel(m, u)
+	}
+	t.CostUSD += o.CostUSD
+	for m, n := range o.Unpriced {
+		if t.Unpriced == nil {
+			t.Unpriced = map[string]int64{}
+		}
+		t.Unpriced[m] += n
 	}
 	if o.LastActivity.After(t.LastActivity) {
 		t.LastActivity = o.LastActivity

@@ -76,6 +76,10 @@ type claudeUsage struct {
 
 func (u *claudeUsage) usage() *session.Usage {
 	out := &session.Usage{Input: u.Input.V, Output: u.Output.V, CacheRead: u.CacheRead.V, CacheCreation: u.CacheCreation.V}
+	if u.Split != nil {
+		// the part of the cache writes that went to the 1-hour cache
+		out.CacheCreation1h = u.Split.H1.V
+	}
 	return out
 }
 

@@ -90,3 +90,18 @@ func (Home) ClientTotals(r *session.Record) (map[string]session.Usage, string, b
 	}
 	return out, "cost-state", true
 }
+
+// ClientCostUSD implements stats.ClientCost: a cost-state's totalCostUSD,
+// the client's own running cost of the session (by its own prices).
+func (Home) ClientCostUSD(r *session.Record) (float64, bool) {
+	if r.Type != "cost-state" {
+		return 0, false
+	}
+	var cs struct {
+		Total *float64 `json:"totalCostUSD"`
+	}
+	if json.Unmarshal(r.Line.Raw, &cs) != nil || cs.Total == nil || math.IsNaN(*cs.Total) || math.IsInf(*cs.Total, 0) || *cs.Total < 0 {
+		return 0, false
+	}
+	return *cs.Total, true
+}

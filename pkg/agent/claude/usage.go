@@ -227,6 +227,7 @@ func scanLine(line []byte, num int, cl *claudeUsageLine, fu *usage.FileUsage, mo
 	req.Usage = session.Usage{Input: cl.in, Output: cl.out, CacheRead: cl.cr, CacheCreation: cl.cc}
 	if cl.split {
 		req.Usage.CacheCreation = cl.m5 + cl.h1
+		req.Usage.CacheCreation1h = cl.h1
 	}
 	if tsErr == nil {
 		req.Time = ms

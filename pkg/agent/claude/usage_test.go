@@ -57,8 +57,8 @@ func TestClaudeDedupeKeepsLargestPerResponse(t *testing.T) {
 		t.Fatalf("got %d requests, want 4 (msg_1, msg_2, two without id)", len(lg.Requests))
 	}
 	// msg_1 keeps output 7; msg_2's cache creation is the 5m+1h split (42),
-	// not the flat field (0)
-	want := session.Usage{Input: 10 + 20 + 1 + 1, Output: 7 + 5 + 1 + 1, CacheRead: 1000 + 2000, CacheCreation: 100 + 42}
+	// not the flat field (0), 12 of it written to the 1-hour cache
+	want := session.Usage{Input: 10 + 20 + 1 + 1, Output: 7 + 5 + 1 + 1, CacheRead: 1000 + 2000, CacheCreation: 100 + 42, CacheCreation1h: 12}
 	if got := total(lg.Requests); got != want {
 		t.Errorf("totals %+v, want %+v", got, want)
 	}

@@ -109,8 +109,17 @@ func (t *Table) Lookup(model string) (Model, bool) {
 		base = base[i+1:]
 	}
 	base = dated.ReplaceAllString(base, "")
-	m, ok := t.Models[base]
-	return m, ok
+	if m, ok := t.Models[base]; ok {
+		return m, true
+	}
+	// Claude's fast mode (usage.speed "fast", which sessctl names
+	// <model>-fast): a model without a fast price of its own costs what
+	// it costs at standard speed, as ccusage counts it
+	if std, ok := strings.CutSuffix(base, "-fast"); ok {
+		m, ok := t.Models[std]
+		return m, ok
+	}
+	return Model{}, false
 }
 
 // Cost is the dollars one request of model cost; ok is false when the
