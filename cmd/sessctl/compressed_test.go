@@ -391,6 +391,8 @@ func TestStatsPerResponseRecords(t *testing.T) {
 				Recorded    struct{ Input, Output, CacheRead int64 } `json:"recorded"`
 				AsCCUsage   struct{ Input, Output, CacheRead int64 } `json:"as_ccusage"`
 				PerResponse int                                      `json:"per_response_records"`
+				PerRespView int64                                    `json:"per_response_view_tokens"`
+				CumulView   int64                                    `json:"cumulative_view_tokens"`
 				ViewsDiffer string                                   `json:"views_differ"`
 			} `json:"consumption"`
 		}
@@ -406,7 +408,7 @@ func TestStatsPerResponseRecords(t *testing.T) {
 		if got := c.AsCCUsage.Input + c.AsCCUsage.Output + c.AsCCUsage.CacheRead; got != 19826 {
 			t.Errorf("%s: as ccusage %d, want the cumulative 19,826", filepath.Base(p), got)
 		}
-		if c.PerResponse != 3 || !strings.Contains(c.ViewsDiffer, "19,826") {
+		if c.PerResponse != 3 || c.PerRespView != 29817 || c.CumulView != 19826 || !strings.Contains(c.ViewsDiffer, "19,826") {
 			t.Errorf("%s: per-response records %d, views_differ %q", filepath.Base(p), c.PerResponse, c.ViewsDiffer)
 		}
 	}

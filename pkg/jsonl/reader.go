@@ -366,6 +366,9 @@ func (r *Reader) readLine(max int) (raw []byte, n int64, sawNewline, tooLong boo
 	// a long line: gather the pieces
 	n = int64(len(frag))
 	limit := int64(max) + 2 // +2 leaves room for the terminator
+	if r.src == nil {
+		return r.gather(frag, n, limit)
+	}
 	if r.src != nil {
 		if total, ok := r.measure(n, limit); ok {
 			switch {
@@ -398,6 +401,65 @@ func (r *Reader) readLine(max int) (raw []byte, n int64, sawNewline, tooLong boo
 			continue
 		default:
 			return r.big, n, false, tooLong, err
+		}
+	}
+}
+
+// gather reads the rest of a long line from a source that cannot be
+// measured ahead (a pipe, a compressed file): the pieces are kept in blocks
+// that never move, so a line that turns out too long has held at most limit
+// bytes (no buffer doubled and copied on the way), and one that fits is
+// joined once into a buffer of its exact size. frag is the first piece, n
+// its length.
+func (r *Reader) gather(frag []byte, n, limit int64) (raw []byte, total int64, sawNewline, tooLong bool, err error) {
+	var blocks [][]byte
+	held := int64(0)
+	keep := func(p []byte) {
+		for len(p) > 0 {
+			if len(blocks) == 0 || len(blocks[len(blocks)-1]) == cap(blocks[len(blocks)-1]) {
+				size := int64(64 << 10)
+				if len(blocks) > 0 {
+					size = min(int64(2*cap(blocks[len(blocks)-1])), 8<<20)
+				}
+				blocks = append(blocks, make([]byte, 0, min(size, limit-held+int64(len(p)))))
+			}
+			b := &blocks[len(blocks)-1]
+			k := min(len(p), cap(*b)-len(*b))
+			*b = append(*b, p[:k]...)
+			p = p[k:]
+		}
+	}
+	keep(frag)
+	held = n
+	for {
+		frag, err = r.br.ReadSlice('\n')
+		n += int64(len(frag))
+		if !tooLong {
+			if held+int64(len(frag)) > limit {
+				tooLong, blocks = true, nil
+			} else {
+				keep(frag)
+				held += int64(len(frag))
+			}
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if !tooLong {
+			if int64(cap(r.big)) < held {
+				r.big = make([]byte, 0, held)
+			}
+			r.big = r.big[:0]
+			for _, b := range blocks {
+				r.big = append(r.big, b...)
+			}
+			raw = r.big
+		}
+		switch err {
+		case nil:
+			return raw, n, true, tooLong, nil
+		default:
+			return raw, n, false, tooLong, err
 		}
 	}
 }

@@ -50,10 +50,13 @@ type SessionUsage struct {
 	AsCCUsage *usage.Totals `json:"as_ccusage,omitempty"`
 	// PerResponse counts the requests of Totals that come from per-response
 	// usage records (Codex 0.169's token_usage_record) rather than from
-	// cumulative counters; ViewsDiffer says, when it is set, why Totals and
-	// AsCCUsage (the cumulative view) disagree.
-	PerResponse int    `json:"per_response_records,omitempty"`
-	ViewsDiffer string `json:"views_differ,omitempty"`
+	// cumulative counters. PerResponseView and CumulativeView are the live
+	// files' totals (rotations aside) by each method; ViewsDiffer says, when
+	// they differ, by how much and why.
+	PerResponse     int    `json:"per_response_records,omitempty"`
+	PerResponseView int64  `json:"per_response_view_tokens,omitempty"`
+	CumulativeView  int64  `json:"cumulative_view_tokens,omitempty"`
+	ViewsDiffer     string `json:"views_differ,omitempty"`
 	// UsageLines counts lines that carried usage; Rejected those sessctl
 	// could not count (listed in RejectedLines, at most 20 per file).
 	UsageLines    int        `json:"usage_lines"`
@@ -239,8 +242,10 @@ func Consumption(ctx context.Context, ss []*session.Session, progress Progress) 
 		su.SessctlOnly += fu.SessctlOnly
 		su.CCUsageOnly += fu.CCUsageOnly
 		su.Corrupt += fu.Corrupt
-		if fu.Class&usage.Copy == 0 {
+		if fu.Class&usage.Copy == 0 && fu.PerResponse > 0 {
 			su.PerResponse += fu.PerResponse
+			su.PerResponseView += fu.PerResponseView
+			su.CumulativeView += fu.CumulativeView
 		}
 		for _, d := range fu.Rejected {
 			su.RejectedLines = append(su.RejectedLines, FileDrop{fu.Path, d})
@@ -313,9 +318,9 @@ func Consumption(ctx context.Context, ss []*session.Session, progress Progress) 
 			t := lg.Totals(ccu[i])
 			t.View = usage.ViewCCUsage
 			su.AsCCUsage = &t
-			if ex, ok := session.As[usage.ViewsExplainer](su.Agent); ok && su.PerResponse > 0 && t.Total() != su.Totals.Total() {
-				su.ViewsDiffer = ex.ExplainViews(su.PerResponse, su.Totals.Total(), t.Total())
-			}
+		}
+		if ex, ok := session.As[usage.ViewsExplainer](su.Agent); ok && su.PerResponse > 0 && su.PerResponseView != su.CumulativeView {
+			su.ViewsDiffer = ex.ExplainViews(su.PerResponse, su.PerResponseView, su.CumulativeView)
 		}
 		sort.SliceStable(su.requests, func(i, j int) bool { return su.requests[i].Time < su.requests[j].Time })
 	}

@@ -98,9 +98,12 @@ type FileUsage struct {
 	Corrupt int
 	// PerResponse counts the requests sessctl took from per-response usage
 	// records (Codex 0.169's token_usage_record) rather than from the
-	// cumulative counters ccusage reads: where the two differ, a counter
-	// event was lost.
-	PerResponse int
+	// cumulative counters ccusage reads. PerResponseView is the file's total
+	// by that method (the records, and the counter changes no record
+	// covers), CumulativeView its total by the counters alone: where they
+	// differ, counter events were lost.
+	PerResponse                     int
+	PerResponseView, CumulativeView int64
 	// LastActivity is the newest timestamp of a counted request (Unix ms).
 	LastActivity int64
 	// Context is the latest context gauge the file recorded (-1 = none),

@@ -136,8 +136,10 @@ func (Home) ScanUsage(lr *usage.LineReader, fu *usage.FileUsage) error {
 			if ts, err := time.Parse(time.RFC3339Nano, ev.timestamp); err == nil {
 				t = ts.UnixMilli()
 			}
-			fu.Add(usage.Request{Line: int32(lr.Num()), Time: t, Model: fu.ModelID(model), Usage: ev.resp.usage(), Counted: true}, line)
+			u := ev.resp.usage()
+			fu.Add(usage.Request{Line: int32(lr.Num()), Time: t, Model: fu.ModelID(model), Usage: u, Counted: true}, line)
 			fu.PerResponse++
+			fu.PerResponseView += u.Total()
 			continue
 		}
 		if ev.typ != "event_msg" || ev.ptype != "token_count" || !ev.info {
@@ -169,10 +171,15 @@ func (Home) ScanUsage(lr *usage.LineReader, fu *usage.FileUsage) error {
 		if counted && d.zero() {
 			counted = false
 		}
-		if counted && pending > 0 {
-			// the response this change adds was counted from its record
-			pending--
-			counted = false
+		if counted {
+			fu.CumulativeView += d.usage().Total()
+			if pending > 0 {
+				// the response this change adds was counted from its record
+				pending--
+				counted = false
+			} else {
+				fu.PerResponseView += d.usage().Total()
+			}
 		}
 		var cd codexRaw
 		cc := false
@@ -218,11 +225,11 @@ func (Home) ScanUsage(lr *usage.LineReader, fu *usage.FileUsage) error {
 // ExplainViews implements usage.ViewsExplainer.
 func (Home) ExplainViews(records int, perResponse, cumulative int64) string {
 	if cumulative < perResponse {
-		return fmt.Sprintf("the %d per-response token_usage_records add up to %s tokens, the cumulative token_count events (ccusage's method) to %s: "+
+		return fmt.Sprintf("counted per response (%d token_usage_records) the rollout holds %s tokens, by its cumulative token_count events (ccusage's method) %s: "+
 			"the events of some responses are missing (a request ended before its token_count, or the last events were removed and a resume restarted the totals)",
 			records, termtext.Group(perResponse), termtext.Group(cumulative))
 	}
-	return fmt.Sprintf("the %d per-response token_usage_records add up to %s tokens, the cumulative token_count events (ccusage's method) to %s: "+
+	return fmt.Sprintf("counted per response (%d token_usage_records) the rollout holds %s tokens, by its cumulative token_count events (ccusage's method) %s: "+
 		"the counters hold more than the responses' records (a counter event without its record); sessctl counts the records where they are",
 		records, termtext.Group(perResponse), termtext.Group(cumulative))
 }

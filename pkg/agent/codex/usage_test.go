@@ -114,8 +114,8 @@ func TestCodexPerResponseRecords(t *testing.T) {
 	if got := viewTotal(fu.Requests, true); got != cumulative {
 		t.Errorf("ccusage's view %+v, want the cumulative %+v", got, cumulative)
 	}
-	if fu.PerResponse != 3 {
-		t.Errorf("per-response records %d, want 3", fu.PerResponse)
+	if fu.PerResponse != 3 || fu.PerResponseView != records.Total() || fu.CumulativeView != cumulative.Total() {
+		t.Errorf("per-response records %d, views %d / %d, want 3, %d / %d", fu.PerResponse, fu.PerResponseView, fu.CumulativeView, records.Total(), cumulative.Total())
 	}
 	if why := (Home{}).ExplainViews(3, records.Total(), cumulative.Total()); !strings.Contains(why, "token_usage_record") || !strings.Contains(why, "missing") {
 		t.Errorf("explanation %q", why)
@@ -138,7 +138,7 @@ func TestCodexRecordsAfterOlderPart(t *testing.T) {
 	if got := viewTotal(fu.Requests, true); got != want {
 		t.Errorf("ccusage's view %+v, want %+v", got, want)
 	}
-	if fu.PerResponse != 1 {
-		t.Errorf("per-response records %d, want 1", fu.PerResponse)
+	if fu.PerResponse != 1 || fu.PerResponseView != want.Total() || fu.CumulativeView != want.Total() {
+		t.Errorf("per-response records %d, views %d / %d, want 1, both %d", fu.PerResponse, fu.PerResponseView, fu.CumulativeView, want.Total())
 	}
 }
