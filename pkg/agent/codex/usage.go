@@ -76,7 +76,8 @@ type codexState struct {
 func (Home) ScanUsage(lr *usage.LineReader, fu *usage.FileUsage) error {
 	own, ccu := codexState{}, codexState{}
 	model, ccModel := DefaultModel, DefaultModel
-	pending := 0 // token_usage_records not yet matched by a change of the running total
+	pending := 0              // token_usage_records not yet matched by a change of the running total
+	seen := map[string]bool{} // response ids of the records counted
 	for {
 		line, err := lr.Next()
 		if err == io.EOF {
@@ -127,6 +128,15 @@ func (Home) ScanUsage(lr *usage.LineReader, fu *usage.FileUsage) error {
 			if ev.resp.bad != "" {
 				fu.Reject(lr.Num(), "token_usage_record "+ev.resp.bad)
 				continue
+			}
+			if ev.respID != "" {
+				// a record written twice (a retried append) is one
+				// response: counted once, matched by one change of the
+				// running total
+				if seen[ev.respID] {
+					continue
+				}
+				seen[ev.respID] = true
 			}
 			pending++
 			if ev.resp.zero() {
@@ -292,6 +302,7 @@ type codexEv struct {
 	info        bool
 	total, last *codexRaw
 	resp        *codexRaw // token_usage_record.payload.usage
+	respID      string    // token_usage_record.payload.response_id
 	window      int64
 }
 
@@ -321,6 +332,10 @@ func codexEvent(line []byte) (*codexEv, bool) {
 					}
 				case "usage":
 					ev.resp = scanUsageFields(&l)
+				case "response_id":
+					if l.Peek() == '"' {
+						ev.respID = l.Text()
+					}
 				case "info":
 					ev.info = l.Peek() == '{'
 					l.Object(func(i []byte) {
