@@ -19,8 +19,8 @@ func (Home) TurnUnit() string { return "turn" }
 // cut: session metadata whose last occurrence wins and that belongs to no
 // turn (a name the user gave the session must survive a revert).
 //
-// Claude Code 2.1.330's records (docs/formats/claude-code.md, "What the
-// rewrites do with them") are not in it: the request journal
+// Claude Code 2.1.330's records (docs/formats/claude-code.md §7, "What the
+// writing commands do with them") are not in it: the request journal
 // (api-request, -shape, -blob) and the conversation latches (tools-used,
 // atis-latch) after the cut belong to the turns it removes and go with
 // them; the newest cost-state after the cut, the session's spend ledger,
