@@ -113,6 +113,7 @@ func claudeRef(t *testing.T, path string) ref {
 		}
 		var raw struct {
 			RequestID *json.RawMessage `json:"requestId"`
+			CostUSD   *float64         `json:"costUSD"`
 			Message   struct {
 				Usage struct {
 					In    json.RawMessage `json:"input_tokens"`
@@ -137,6 +138,9 @@ func claudeRef(t *testing.T, path string) ref {
 			return
 		}
 		q := usage.Request{Line: int32(r.Line.Num), Usage: *r.Usage, Time: millis(r), Sidechain: r.Sidechain, Counted: true}
+		if raw.CostUSD != nil && *raw.CostUSD >= 0 {
+			q.CostUSD, q.HasCost = *raw.CostUSD, true // the line's own cost (older Claude Code)
+		}
 		if u.Split != nil {
 			var m5, h1 int64
 			json.Unmarshal(u.Split.M5, &m5)

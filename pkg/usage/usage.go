@@ -53,6 +53,11 @@ type Request struct {
 	// Sidechain marks a subagent's copy of a response; Speed that the
 	// usage carried a speed field (ccusage's last tie-break).
 	Sidechain, Speed bool
+	// CostUSD is the cost the line itself records (older Claude Code
+	// versions wrote costUSD), when HasCost: it is the cost of the request,
+	// as ccusage's default mode takes it, instead of the price table's.
+	CostUSD float64
+	HasCost bool
 	// Counted says whether sessctl counts the request; CCUsage whether
 	// ccusage 20.0.24 would (it silently drops some lines, and counts some
 	// that sessctl rejects).
@@ -434,8 +439,13 @@ func Prices() *price.Table { return prices.Load() }
 // SetPrices replaces the price table (--prices FILE).
 func SetPrices(t *price.Table) { prices.Store(t) }
 
-// cost prices one request of model m into t.
-func (t *Totals) cost(m string, u session.Usage, pm *price.Model) {
+// cost prices request r of model m into t.
+func (t *Totals) cost(m string, r *Request, pm *price.Model) {
+	u := r.Usage
+	if r.HasCost {
+		t.CostUSD += r.CostUSD
+		return
+	}
 	if u.Total() == 0 {
 		return
 	}
@@ -480,7 +490,7 @@ const (
 func (t *Totals) Add(r *Request, model string) {
 	t.Usage = t.Usage.Add(r.Usage)
 	t.Requests++
-	t.cost(model, r.Usage, priceOf(model))
+	t.cost(model, r, priceOf(model))
 	if r.Usage.Total() > 0 || r.Usage.Reasoning > 0 {
 		t.addModel(model, r.Usage)
 	}
@@ -519,7 +529,7 @@ func (lg *Ledger) Totals(reqs []*Request) Totals {
 		if !looked[r.Model] {
 			priced[r.Model], looked[r.Model] = priceOf(lg.models.name(r.Model)), true
 		}
-		t.cost(lg.models.name(r.Model), r.Usage, priced[r.Model])
+		t.cost(lg.models.name(r.Model), r, priced[r.Model])
 		if r.Usage.Total() > 0 || r.Usage.Reasoning > 0 {
 			for int(r.Model) >= len(byID) {
 				byID, seen = append(byID, session.Usage{}), append(seen, false)

@@ -25,6 +25,8 @@ func (Home) Classify(s *session.Session, f session.File) usage.FileClass {
 }
 
 type claudeUsageLine struct {
+	costUSD             float64 // the line's own costUSD (older Claude Code versions wrote one)
+	costSeen            bool
 	timestamp           []byte
 	tsSeen              bool
 	sidechain           bool
@@ -84,6 +86,12 @@ func scanLine(line []byte, num int, cl *claudeUsageLine, fu *usage.FileUsage, mo
 		case "isSidechain":
 			s, _ := l.Literal()
 			cl.sidechain = s == "true"
+		case "costUSD":
+			if c := l.Peek(); c >= '0' && c <= '9' {
+				cl.costUSD, cl.costSeen = l.Float(), true
+			} else {
+				l.Skip()
+			}
 		case "requestId":
 			cl.reqSeen = true
 			if l.Peek() == '"' {
@@ -223,7 +231,8 @@ func scanLine(line []byte, num int, cl *claudeUsageLine, fu *usage.FileUsage, mo
 		return
 	}
 
-	req := usage.Request{Line: int32(num), Sidechain: cl.sidechain, Speed: cl.speedSeen, Counted: counted, CCUsage: cc}
+	req := usage.Request{Line: int32(num), Sidechain: cl.sidechain, Speed: cl.speedSeen, Counted: counted, CCUsage: cc,
+		CostUSD: cl.costUSD, HasCost: cl.costSeen}
 	req.Usage = session.Usage{Input: cl.in, Output: cl.out, CacheRead: cl.cr, CacheCreation: cl.cc}
 	if cl.split {
 		req.Usage.CacheCreation = cl.m5 + cl.h1

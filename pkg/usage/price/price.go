@@ -99,7 +99,10 @@ type Usage struct {
 var dated = regexp.MustCompile(`-(20\d{6})$`)
 
 // Lookup finds a model's price: the id as written, then without a
-// provider prefix (anthropic/, openai/, moonshot/) and a date suffix.
+// provider prefix (anthropic/, openai/, moonshot/) and a date suffix. A
+// fast-mode id (<model>-fast, Claude's usage.speed "fast") without a fast
+// price of its own costs what the model costs at standard speed, as
+// ccusage counts it.
 func (t *Table) Lookup(model string) (Model, bool) {
 	if m, ok := t.Models[model]; ok {
 		return m, true
@@ -108,18 +111,15 @@ func (t *Table) Lookup(model string) (Model, bool) {
 	if i := strings.LastIndexByte(base, '/'); i >= 0 {
 		base = base[i+1:]
 	}
-	base = dated.ReplaceAllString(base, "")
-	if m, ok := t.Models[base]; ok {
-		return m, true
+	core, fast := strings.CutSuffix(base, "-fast")
+	core = dated.ReplaceAllString(core, "")
+	if fast {
+		if m, ok := t.Models[core+"-fast"]; ok {
+			return m, true
+		}
 	}
-	// Claude's fast mode (usage.speed "fast", which sessctl names
-	// <model>-fast): a model without a fast price of its own costs what
-	// it costs at standard speed, as ccusage counts it
-	if std, ok := strings.CutSuffix(base, "-fast"); ok {
-		m, ok := t.Models[std]
-		return m, ok
-	}
-	return Model{}, false
+	m, ok := t.Models[core]
+	return m, ok
 }
 
 // Cost is the dollars one request of model cost; ok is false when the

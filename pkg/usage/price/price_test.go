@@ -64,7 +64,7 @@ func TestMatchesCcusage(t *testing.T) {
 
 func TestLookupAndUnpriced(t *testing.T) {
 	tab := Default()
-	for _, id := range []string{"claude-sonnet-4-5-20250929", "anthropic/claude-sonnet-4-5", "claude-sonnet-4-5"} {
+	for _, id := range []string{"claude-sonnet-4-5-20250929", "anthropic/claude-sonnet-4-5", "claude-sonnet-4-5", "claude-opus-4-20250514-fast"} {
 		if _, ok := tab.Lookup(id); !ok {
 			t.Errorf("%s not found", id)
 		}
@@ -83,6 +83,13 @@ func TestLookupAndUnpriced(t *testing.T) {
 		if got, _ := tab.Cost("gpt-5.4", Usage{Input: n}); math.Abs(got-want) > 1e-9 {
 			t.Errorf("gpt-5.4, %d input tokens: $%v, ccusage $%v", n, got, want)
 		}
+	}
+	// fast mode: 2x for claude-opus-4-8 (its own row), the standard price
+	// for a model without one
+	fast, _ := tab.Cost("claude-opus-4-8-fast", Usage{Input: 1e6})
+	std, _ := tab.Cost("claude-haiku-4-5-fast", Usage{Input: 1e6})
+	if fast != 10 || std != 1 {
+		t.Errorf("fast mode: opus-4-8 $%v (want 10), haiku-4-5 $%v (want 1)", fast, std)
 	}
 	if tab.Date == "" || tab.Source == "" {
 		t.Error("the table states no date or source")
