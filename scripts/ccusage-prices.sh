@@ -4,7 +4,8 @@
 # For each model id given (default: those of pkg/usage/price/prices.json),
 # writes one Claude Code session per kind of token (100,000 input, output,
 # cache-write or cache-read tokens in one request; and 300,000 of each kind
-# for the long-context tiers), runs `ccusage session --json --offline` on
+# for the long-context tiers; a <model>-fast id is the model with
+# usage.speed "fast"), runs `ccusage session --json --offline` on
 # them, and prints one JSON object per session: model, kind, tokens, the
 # dollars ccusage counted. pkg/usage/price's test holds the embedded table
 # to these figures (testdata/ccusage-20.0.24.jsonl is this script's output).
@@ -30,9 +31,12 @@ for m in models:
             sid = str(uuid.uuid5(uuid.NAMESPACE_URL, "%s/%s/%d" % (m, kind, n)))
             u = {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
             u[key] = n
+            model = m
+            if m.endswith("-fast"):  # sessctl's name for usage.speed "fast"
+                model, u["speed"] = m[:-len("-fast")], "fast"
             rec = {"parentUuid": None, "isSidechain": False, "type": "assistant", "uuid": sid, "timestamp": "2026-11-01T00:00:00.000Z",
                    "sessionId": sid, "cwd": "/p", "version": "2.1.197", "requestId": "req_" + sid[:8],
-                   "message": {"id": "msg_" + sid[:8], "type": "message", "role": "assistant", "model": m,
+                   "message": {"id": "msg_" + sid[:8], "type": "message", "role": "assistant", "model": model,
                                "content": [{"type": "text", "text": "x"}], "usage": u}}
             with open(os.path.join(base, sid + ".jsonl"), "w") as f:
                 f.write(json.dumps(rec, separators=(",", ":")) + "\n")
