@@ -188,3 +188,23 @@ func TestClaude330DanglingCall(t *testing.T) {
 	}
 	again(t, session.Claude, out)
 }
+
+// TestClaudeSubagentTranscriptDanglingCall: in a transcript of sidechain
+// entries only (a subagent's own file) the sidechain is the chain: a call
+// left open at its end is answered there, as a sidechain record with the
+// subagent's agentId.
+func TestClaudeSubagentTranscriptDanglingCall(t *testing.T) {
+	side := func(s string) string {
+		return strings.Replace(s, `"isSidechain":false,`, `"isSidechain":true,"agentId":"a1b2",`, 1)
+	}
+	in := side(cUser) + "\n" + side(cCall) + "\n"
+	kinds, out, _ := run(t, session.Claude, in)
+	if strings.Join(kinds, ",") != "dangling_tool_call" {
+		t.Fatalf("fixes %v", kinds)
+	}
+	added := strings.TrimPrefix(out, in)
+	if !strings.HasPrefix(added, `{"parentUuid":"a1","isSidechain":true,"promptId":"p1","agentId":"a1b2","type":"user",`) {
+		t.Errorf("written record: %s", added)
+	}
+	again(t, session.Claude, out)
+}

@@ -43,6 +43,7 @@ type envelope struct {
 	Version    string `json:"version"`
 	GitBranch  string `json:"gitBranch"`
 	PromptID   string `json:"promptId"`
+	AgentID    string `json:"agentId"`
 }
 
 type mend struct {
@@ -54,6 +55,8 @@ type mend struct {
 	inMid    map[string]bool // calls noted in a mid
 	mids     []mid
 	version  string // of the newest record that says
+	side     bool   // the side (sidechain or not) of the file's chain
+	sideSet  bool
 	seq      int
 	leaf     string   // uuid of the newest main-chain record
 	env      envelope // of the newest main-chain assistant record with a call
@@ -70,7 +73,12 @@ func (m *mend) Record(r *session.Record) []repair.Fix {
 	if r.Version != "" {
 		m.version = r.Version
 	}
-	if r.Sidechain {
+	if r.UUID != "" && !m.sideSet {
+		// the chain is the side of the file's first entry: the main chain,
+		// or in a subagent's own transcript its sidechain
+		m.side, m.sideSet = r.Sidechain, true
+	}
+	if r.Sidechain != m.side {
 		return nil
 	}
 	prev := m.leaf
@@ -310,10 +318,20 @@ func (m *mend) toolResult(parent, id string, c *pendingCall, at time.Time) []byt
 	}
 	b.WriteString(`{"parentUuid":`)
 	str(parent)
-	b.WriteString(`,"isSidechain":false,`)
+	if m.side {
+		b.WriteString(`,"isSidechain":true,`)
+	} else {
+		b.WriteString(`,"isSidechain":false,`)
+	}
 	if m.promptID != "" {
 		b.WriteString(`"promptId":`)
 		str(m.promptID)
+		b.WriteString(`,`)
+	}
+	if m.side && m.env.AgentID != "" {
+		// a subagent's transcript (2.1.x subagents/agent-*.jsonl)
+		b.WriteString(`"agentId":`)
+		str(m.env.AgentID)
 		b.WriteString(`,`)
 	}
 	if versionAtLeast(m.version, 2, 1, 330) {
