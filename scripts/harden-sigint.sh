@@ -47,6 +47,7 @@ one "prune-rotations --keep 0 (60,000)" "$S" prune-rotations --keep 0 --root "$W
 rm -rf "$W/store"
 one "checkpoints (600 MB)" "$S" checkpoints "$big"
 one "diff (600 MB against itself)" "$S" diff "$big" "$big"
+one "show (600 MB)" "$S" show "$big"
 
 # revert and compact rewrite: on a copy, which must come out untouched
 mkdir -p "$W/rw/projects/-p"

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/sessctl/sessctl/pkg/rotation"
@@ -86,33 +88,59 @@ func runPrune(ctx context.Context, env *appEnv, ss []*session.Session, errs []er
 	for _, err := range errs {
 		fail(err)
 	}
+	// the sessions of one directory are pruned together, from one listing
+	// of it (one listing per session made a directory of 1,000 sessions
+	// take 11.6 s)
+	type dirKey struct{ root, dir string }
+	groups := map[dirKey][]*session.Session{}
+	var order []dirKey
 	for _, s := range ss {
+		if opt.agent != "" && s.Agent != opt.agent {
+			continue
+		}
+		k := dirKey{s.Root, filepath.Dir(s.Main)}
+		if groups[k] == nil {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], s)
+	}
+groups:
+	for _, k := range order {
 		if ctx.Err() != nil {
 			// Ctrl-C: what was pruned is reported, the rest is left
 			fail(errInterrupted)
 			break
 		}
-		if opt.agent != "" && s.Agent != opt.agent {
-			continue
+		group := groups[k]
+		ts := make([]rotation.PruneTarget, len(group))
+		for i, s := range group {
+			ts[i] = rotation.PruneTarget{Main: s.Main, Agent: s.Agent}
 		}
-		// the session's lock is held while its rotations go: no revert or
+		// each session's lock is held while its rotations go: no revert or
 		// restore may reserve a name meanwhile
-		res, err := rotation.Prune(s.Root, s.Main, s.Agent, opt.keep, opt.dryRun, env.now())
-		if res != nil {
-			for _, l := range res.Leftovers {
-				warn(env.stderr, "%s", l.Removed())
+		results, errs := rotation.PruneDir(ctx, k.root, ts, opt.keep, opt.dryRun, env.now())
+		for i, s := range group {
+			res, err := results[i], errs[i]
+			if res != nil {
+				for _, l := range res.Leftovers {
+					warn(env.stderr, "%s", l.Removed())
+				}
+				out.Kept += res.Kept
+				for _, r := range res.Deleted {
+					out.Deleted = append(out.Deleted, r)
+					out.Freed += r.Size
+				}
 			}
-			out.Kept += res.Kept
-			for _, r := range res.Deleted {
-				out.Deleted = append(out.Deleted, r)
-				out.Freed += r.Size
+			if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+				fail(errInterrupted)
+				break groups
 			}
-		}
-		if err != nil {
-			if !strings.Contains(err.Error(), s.Main) {
-				err = fmt.Errorf("%s: %w", s.Main, err)
+			if err != nil {
+				if !strings.Contains(err.Error(), s.Main) {
+					err = fmt.Errorf("%s: %w", s.Main, err)
+				}
+				fail(err)
 			}
-			fail(err)
 		}
 	}
 	if opt.json {

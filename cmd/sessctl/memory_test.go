@@ -81,7 +81,10 @@ func TestPeakMemoryOnHugeLines(t *testing.T) {
 		t.Skip("peak RSS is measured the Linux way")
 	}
 	dir := t.TempDir()
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	gobin, err := exec.LookPath("go") // go test puts its own first on $PATH
+	if err != nil {
+		t.Fatal(err)
+	}
 	bin, helper := filepath.Join(dir, "sessctl"), filepath.Join(dir, "rss")
 	if out, err := exec.Command(gobin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)

@@ -3,6 +3,7 @@ package rotation
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"slices"
@@ -73,7 +74,16 @@ func (l Leftover) Removed() string {
 // says that no sessctl works on the session now: the caller holds its lock,
 // or saw that nobody does.
 func Leftovers(dir *fsroot.Dir, base string, agent session.Agent, unlocked bool, now time.Time, quiet time.Duration) ([]Leftover, error) {
-	ls, err := ScanDir(dir, Bases{base: agent}, func(string) bool { return unlocked }, now, quiet)
+	ents, err := dir.ReadDir()
+	if err != nil {
+		return nil, err
+	}
+	return leftoversIn(dir, ents, base, agent, unlocked, now, quiet)
+}
+
+// leftoversIn is Leftovers from ents, a listing of dir already read.
+func leftoversIn(dir *fsroot.Dir, ents []fs.DirEntry, base string, agent session.Agent, unlocked bool, now time.Time, quiet time.Duration) ([]Leftover, error) {
+	ls, err := scanEntries(dir, ents, Bases{base: agent}, func(string) bool { return unlocked }, now, quiet)
 	out := ls[:0]
 	for _, l := range ls {
 		if l.base == base {
@@ -107,6 +117,11 @@ func ScanDir(dir *fsroot.Dir, bases Sessions, unlocked func(base string) bool, n
 	if err != nil {
 		return nil, err
 	}
+	return scanEntries(dir, ents, bases, unlocked, now, quiet)
+}
+
+// scanEntries is ScanDir from ents, a listing of dir already read.
+func scanEntries(dir *fsroot.Dir, ents []fs.DirEntry, bases Sessions, unlocked func(base string) bool, now time.Time, quiet time.Duration) ([]Leftover, error) {
 	type cand struct {
 		name, target string
 		pid          int
@@ -293,7 +308,17 @@ func processAlive(pid int) bool {
 // dir; the caller holds its lock. Each is checked again (same inode, size and
 // mtime) right before its unlink. It returns what it removed.
 func RemoveStale(dir *fsroot.Dir, base string, agent session.Agent, now time.Time) ([]Leftover, error) {
-	ls, err := Leftovers(dir, base, agent, true, now, safety.DefaultQuiet)
+	ents, err := dir.ReadDir()
+	if err != nil {
+		return nil, err
+	}
+	return removeStaleIn(dir, ents, base, agent, now)
+}
+
+// removeStaleIn is RemoveStale from ents, a listing of dir already read;
+// each leftover is removed only if it is still the file listed.
+func removeStaleIn(dir *fsroot.Dir, ents []fs.DirEntry, base string, agent session.Agent, now time.Time) ([]Leftover, error) {
+	ls, err := leftoversIn(dir, ents, base, agent, true, now, safety.DefaultQuiet)
 	if err != nil {
 		return nil, err
 	}

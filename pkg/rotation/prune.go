@@ -1,13 +1,17 @@
 package rotation
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/sessctl/sessctl/pkg/fsroot"
+	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/safety"
 	"github.com/sessctl/sessctl/pkg/session"
 )
@@ -36,6 +40,102 @@ func Prune(anchor, main string, agent session.Agent, keep int, dryRun bool, now 
 		return nil, err
 	}
 	defer dir.Close()
+	return prune(dir, nil, main, agent, keep, dryRun, now)
+}
+
+// PruneTarget is one session file for PruneDir.
+type PruneTarget struct {
+	Main  string
+	Agent session.Agent
+}
+
+// PruneDir is Prune for session files that share one directory: the
+// directory is opened and listed once for all of them, not once or twice
+// per session (prune-rotations over 1,000 sessions in one directory took
+// 11.6 s, over 20,000 more than 10 minutes). The listing is taken before
+// each session's lock: a rotation made after it is not seen and is kept
+// (the newest are kept), and a rotation or leftover listed that has gone or
+// changed since is left alone, as Remove and RemoveLeftovers check each
+// file against what was listed. Results and errors are by target; once ctx
+// is done the targets not yet pruned get ctx.Err().
+func PruneDir(ctx context.Context, anchor string, ts []PruneTarget, keep int, dryRun bool, now time.Time) ([]*PruneResult, []error) {
+	res, errs := make([]*PruneResult, len(ts)), make([]error, len(ts))
+	if len(ts) == 0 {
+		return res, errs
+	}
+	dir, err := OpenSessionDir(anchor, ts[0].Main)
+	var ents []fs.DirEntry
+	if err == nil {
+		defer dir.Close()
+		ents, err = dir.ReadDir()
+	}
+	// each session is given only the entries that can be its rotations or
+	// leftovers (looking at every entry for every session was still
+	// quadratic: 107 s for 20,000 sessions in one directory)
+	var parts map[string][]fs.DirEntry
+	var shared []fs.DirEntry
+	if err == nil {
+		parts, shared = partition(ents)
+	}
+	for i, t := range ts {
+		switch {
+		case err != nil:
+			errs[i] = err
+		case ctx.Err() != nil:
+			errs[i] = ctx.Err()
+		case filepath.Dir(t.Main) != filepath.Dir(ts[0].Main):
+			errs[i] = fmt.Errorf("%s: not in the directory of %s (a bug in the caller)", t.Main, ts[0].Main)
+		default:
+			base := filepath.Base(t.Main)
+			mine := append(append(make([]fs.DirEntry, 0, len(parts[base])+len(shared)+1), parts[base]...), shared...)
+			res[i], errs[i] = prune(dir, mine, t.Main, t.Agent, keep, dryRun, now)
+		}
+	}
+	return res, errs
+}
+
+// partition sorts the entries of a directory listing by the session file
+// they can belong to: a temp file by the file it names, a rotation by the
+// base any agent's naming or the "<file>.N" scheme gives it (a superset of
+// what listEntries and scanEntries then match exactly). Hard-link temps,
+// which name no file, can belong to any session: shared. Entries that can
+// be nobody's rotation or leftover (session files, other files) are left
+// out.
+func partition(ents []fs.DirEntry) (parts map[string][]fs.DirEntry, shared []fs.DirEntry) {
+	parts = map[string][]fs.DirEntry{}
+	var namers []Namer
+	for _, h := range session.Homes() {
+		if nm, ok := h.(Namer); ok {
+			namers = append(namers, nm)
+		}
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if target, _, ok := jsonl.ParseTempName(name); ok {
+			if target == "" {
+				shared = append(shared, e)
+			} else {
+				parts[target] = append(parts[target], e)
+			}
+			continue
+		}
+		seen := ""
+		for _, nm := range namers {
+			if b, _, ok := nm.RotationOf(name); ok && b != seen {
+				parts[b] = append(parts[b], e)
+				seen = b
+			}
+		}
+		if i := strings.LastIndexByte(name, '.'); i > 0 && i < len(name)-1 && strings.Trim(name[i+1:], "0123456789") == "" && name[:i] != seen {
+			parts[name[:i]] = append(parts[name[:i]], e)
+		}
+	}
+	return parts, shared
+}
+
+// prune prunes main's rotations in dir, its directory; ents is a listing
+// of dir already read, or nil to read it under the lock.
+func prune(dir *fsroot.Dir, ents []fs.DirEntry, main string, agent session.Agent, keep int, dryRun bool, now time.Time) (*PruneResult, error) {
 	base := filepath.Base(main)
 	res := &PruneResult{}
 	if !dryRun {
@@ -44,11 +144,20 @@ func Prune(anchor, main string, agent session.Agent, keep int, dryRun bool, now 
 			return nil, err
 		}
 		defer lock.Unlock()
-		if res.Leftovers, err = RemoveStale(dir, base, agent, now); err != nil {
+	}
+	if ents == nil {
+		var err error
+		if ents, err = dir.ReadDir(); err != nil {
 			return res, err
 		}
 	}
-	rs, err := ListIn(dir, base, agent)
+	if !dryRun {
+		var err error
+		if res.Leftovers, err = removeStaleIn(dir, ents, base, agent, now); err != nil {
+			return res, err
+		}
+	}
+	rs, err := listEntries(dir, ents, base, agent)
 	if err != nil {
 		return res, err
 	}

@@ -128,6 +128,11 @@ func ListIn(dir *fsroot.Dir, base string, agent session.Agent) ([]Rotation, erro
 	if err != nil {
 		return nil, err
 	}
+	return listEntries(dir, ents, base, agent)
+}
+
+// listEntries is ListIn from ents, a listing of dir already read.
+func listEntries(dir *fsroot.Dir, ents []fs.DirEntry, base string, agent session.Agent) ([]Rotation, error) {
 	path := dir.Join(base)
 	match := matcher(path, agent)
 	var out []Rotation
