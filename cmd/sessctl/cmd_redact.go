@@ -108,9 +108,7 @@ func runRedact(ctx context.Context, env *appEnv, ss []*session.Session, opt reda
 			} else {
 				fmt.Fprintf(env.stderr, "sessctl: error: %s\n", line(message(err)))
 			}
-			if out.Report == nil {
-				continue
-			}
+			continue
 		}
 		unredacted += out.Report.Unredacted()
 		outs = append(outs, out)
