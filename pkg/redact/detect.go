@@ -71,6 +71,9 @@ type Rule struct {
 	Keywords   []string // lowercase; the rule runs only on text holding one
 	Allowlists []*Allowlist
 	prio       int // lower first: specific rules before the generic ones
+	// window, when set, names the parts of a text the rule can match in
+	// (window.go).
+	window func(s string, kws []string) ([][2]int, bool)
 }
 
 // Allowlist is a gitleaks allowlist without its commit and path parts (a
@@ -185,12 +188,16 @@ func load() (*Detector, error) {
 		r.Allowlists = append(r.Allowlists, perRule[tr.ID]...)
 		if tr.ID == "generic-api-key" {
 			r.prio = 1
+			if tr.Regex == genericAPIKeyRegex {
+				r.window = genericWindows
+			}
 		}
 		d.add(r)
 	}
 	for _, r := range ownRules() {
 		if r.ID == "env-assignment" {
 			r.prio = 2
+			r.window = envWindows
 		}
 		d.add(r)
 	}
@@ -335,7 +342,7 @@ func merge(fs []Finding, f Finding) []Finding {
 // marker on the line.
 func (d *Detector) match(r *Rule, s string) []Finding {
 	var out []Finding
-	for _, m := range r.Regex.FindAllStringSubmatchIndex(s, -1) {
+	for _, m := range r.matches(s) {
 		mStart, mEnd := m[0], m[1]
 		// gitleaks trims newlines off the match (issue 1352)
 		for mEnd > mStart && s[mEnd-1] == '\n' {

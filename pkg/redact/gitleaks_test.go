@@ -42,7 +42,7 @@ func TestRulesAreGitleaks(t *testing.T) {
 
 // corpus is the text the differential test compares on: the fake secrets,
 // the texts without secrets, and the strings of the real sample sessions.
-func corpus(t *testing.T) []string {
+func corpus(t *testing.T, limit int) []string {
 	var texts []string
 	for _, c := range fakesecret.Cases() {
 		texts = append(texts, c.Line())
@@ -55,7 +55,7 @@ func corpus(t *testing.T) []string {
 	}
 	size := 0
 	filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
-		if err != nil || e.IsDir() || !strings.HasSuffix(p, ".jsonl") || size > 2<<20 {
+		if err != nil || e.IsDir() || !strings.HasSuffix(p, ".jsonl") || size > limit {
 			return nil
 		}
 		f, err := os.Open(p)
@@ -71,7 +71,7 @@ func corpus(t *testing.T) []string {
 				continue
 			}
 			walk(v, "", func(s *ojson.Value, _ string, _ func(*ojson.Value)) {
-				if len(s.Text()) > 20 && size < 2<<20 {
+				if len(s.Text()) > 20 && size < limit {
 					texts = append(texts, s.Text())
 					size += len(s.Text())
 				}
@@ -101,7 +101,7 @@ func TestSameAsGitleaks(t *testing.T) {
 	for _, r := range ownRules() {
 		own[r.ID] = true
 	}
-	texts := corpus(t)
+	texts := corpus(t, 2<<20)
 	compared := 0
 	for _, text := range texts {
 		theirs := gl.DetectString(text)
