@@ -97,7 +97,7 @@ func genericWindows(s string, kws []string) ([][2]int, bool) {
 	}
 	var ws [][2]int
 	for _, h := range hits(asciiLower(s), kws) {
-		if strings.IndexAny(s[h[1]:min(len(s), h[1]+24)], "=>:|?,") < 0 {
+		if !strings.ContainsAny(s[h[1]:min(len(s), h[1]+24)], "=>:|?,") {
 			continue
 		}
 		lo := max(0, h[0]-50)
