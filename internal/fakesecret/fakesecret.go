@@ -101,3 +101,16 @@ func Expand(s string) string {
 		return v
 	})
 }
+
+// ProseCases are keys followed by punctuation in a sentence, which
+// gitleaks' own patterns for them miss.
+func ProseCases() []Case {
+	var out []Case
+	for _, c := range Cases() {
+		switch c.Rule {
+		case "anthropic-api-key", "openai-api-key", "gcp-api-key", "jwt":
+			out = append(out, Case{c.Name + "-prose", c.Rule, c.Secret, "my key is %s, use it."}, Case{c.Name + "-prose-end", c.Rule, c.Secret, "(it was %s)."})
+		}
+	}
+	return out
+}

@@ -159,6 +159,7 @@ func load() (*Detector, error) {
 			perRule[id] = append(perRule[id], a)
 		}
 	}
+	var prose []*Rule // proseVariant's rules, tried after all of gitleaks'
 	for _, tr := range c.Rules {
 		if tr.Regex == "" || tr.Path != "" || len(tr.Required) > 0 {
 			// a rule on file paths (pkcs12-file), or on text in files of
@@ -186,12 +187,18 @@ func load() (*Detector, error) {
 			r.Allowlists = append(r.Allowlists, a)
 		}
 		r.Allowlists = append(r.Allowlists, perRule[tr.ID]...)
+		if pr := proseVariant(r); pr != nil {
+			prose = append(prose, pr)
+		}
 		if tr.ID == "generic-api-key" {
 			r.prio = 1
 			if tr.Regex == genericAPIKeyRegex {
 				r.window = genericWindows
 			}
 		}
+		d.add(r)
+	}
+	for _, r := range prose {
 		d.add(r)
 	}
 	for _, r := range ownRules() {

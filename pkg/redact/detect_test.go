@@ -17,7 +17,7 @@ func TestFindEachKind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range fakesecret.Cases() {
+	for _, c := range append(fakesecret.Cases(), fakesecret.ProseCases()...) {
 		t.Run(c.Name, func(t *testing.T) {
 			text := c.Line()
 			fs := d.Find(text)

@@ -78,3 +78,37 @@ func trieOf(words []string) *ahocorasick.Trie {
 	}
 	return ahocorasick.NewTrieBuilder().AddStrings(lower).Build()
 }
+
+// gitleaksTrailer is how several gitleaks rules end a key: a blank, a
+// quote, a backtick, ";", an escaped newline, or the end of the text.
+const gitleaksTrailer = `(?:[\x60'"\s;]|\\[nr]|$)`
+
+// proseTrailer also accepts the punctuation that follows a key in prose:
+// "my key is sk-ant-…, use it".
+const proseTrailer = `(?:[\x60'"\s;,.:!?)\]}>]|\\[nr]|$)`
+
+// proseRules are the gitleaks rules whose keys are self-delimiting (a fixed
+// prefix, a fixed length or a checksum-like suffix) but whose pattern wants
+// gitleaksTrailer after them, so that a key followed by a comma or a full
+// stop in a prompt is missed.
+var proseRules = map[string]bool{
+	"anthropic-api-key": true, "anthropic-admin-api-key": true, "openai-api-key": true, "gcp-api-key": true, "jwt": true,
+}
+
+// proseVariant returns, for one of proseRules, the same rule (same id,
+// keywords, entropy, allowlists) whose pattern ends with proseTrailer
+// instead; nil for any other rule, or when gitleaks changed the pattern's
+// end.
+func proseVariant(r *Rule) *Rule {
+	src := r.Regex.String()
+	if !proseRules[r.ID] || !strings.HasSuffix(src, gitleaksTrailer) {
+		return nil
+	}
+	re, err := regexp.Compile(strings.TrimSuffix(src, gitleaksTrailer) + proseTrailer)
+	if err != nil {
+		return nil
+	}
+	v := *r
+	v.Regex = re
+	return &v
+}
