@@ -3,6 +3,7 @@ package redact
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -129,18 +130,7 @@ func redactLine(raw []byte, styler Styler, d *Detector) ([]byte, []Hit, bool, er
 		// jsonl accepted it: a difference between the two parsers
 		return nil, nil, false, fmt.Errorf("cannot parse the line to redact it: %w", err)
 	}
-	var hits []Hit
-	walk(v, "", func(s *ojson.Value, field string, set func(*ojson.Value)) {
-		text := s.Text()
-		fs := d.Find(text)
-		if len(fs) == 0 {
-			return
-		}
-		for _, f := range fs {
-			hits = append(hits, Hit{Rule: f.Rule, Field: field, Preview: Preview(text, fs, f)})
-		}
-		set(ojson.Str(Replace(text, fs, func(f Finding) string { return Placeholder(f.Rule) })))
-	})
+	hits := redactValue(v, "", d, 0)
 	if len(hits) == 0 {
 		return raw, nil, false, nil
 	}
@@ -153,6 +143,40 @@ func redactLine(raw []byte, styler Styler, d *Detector) ([]byte, []Hit, bool, er
 		return nil, nil, false, errors.New("the redacted line would not be valid JSON")
 	}
 	return out, hits, true, nil
+}
+
+// maxInner bounds how deep redactValue follows JSON held in strings.
+const maxInner = 4
+
+// redactValue redacts every string value below v in place. A string that
+// holds JSON (Codex's function call arguments) is redacted as text when
+// the result is still JSON; when a secret straddled one of its escapes,
+// the JSON inside is redacted instead, value by value, and written back
+// compactly.
+func redactValue(v *ojson.Value, path string, d *Detector, depth int) []Hit {
+	var hits []Hit
+	walk(v, path, func(s *ojson.Value, field string, set func(*ojson.Value)) {
+		text := s.Text()
+		fs := d.Find(text)
+		if len(fs) == 0 {
+			return
+		}
+		red := Replace(text, fs, func(f Finding) string { return Placeholder(f.Rule) })
+		if depth < maxInner && json.Valid([]byte(text)) && !json.Valid([]byte(red)) {
+			if inner, err := ojson.Parse([]byte(text)); err == nil && (inner.Is(ojson.Object) || inner.Is(ojson.Array)) {
+				if in := redactValue(inner, field+"(json)", d, depth+1); len(in) > 0 && json.Valid(ojson.Fresh.Encode(inner)) {
+					hits = append(hits, in...)
+					set(ojson.Str(string(ojson.Fresh.Encode(inner))))
+					return
+				}
+			}
+		}
+		for _, f := range fs {
+			hits = append(hits, Hit{Rule: f.Rule, Field: field, Preview: Preview(text, fs, f)})
+		}
+		set(ojson.Str(red))
+	})
+	return hits
 }
 
 // walk calls fn for every string value below v (not for keys), with a path

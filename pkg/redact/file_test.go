@@ -152,3 +152,18 @@ func TestFileEveryKindInEveryAgent(t *testing.T) {
 func jsonString(s string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s) + `"`
 }
+
+func TestFileJSONInAString(t *testing.T) {
+	// Codex keeps a call's arguments as a JSON text in a string. Redacted
+	// as text, the JWT's pattern would take the backslash of the \" after
+	// it and break that JSON; the JSON inside is redacted instead.
+	in := fakesecret.Expand(`{"timestamp":"t","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":\"echo \\\"@FAKE:jwt@\\\" done\"}","call_id":"c1"}}` + "\n")
+	want := `{"timestamp":"t","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":\"echo \\\"[REDACTED:jwt]\\\" done\"}","call_id":"c1"}}` + "\n"
+	got, rep := redactFile(t, session.Codex, in)
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if len(rep.Hits) != 1 || rep.Hits[0].Field != "payload.arguments(json).command" {
+		t.Errorf("hits %+v", rep.Hits)
+	}
+}
