@@ -197,7 +197,7 @@ func allCommands(env *appEnv) []*cli.Command {
 		compactCommand(env),
 		completionCommand(env),
 		statsCommand(env),
-		checkpointsCommand(env), grepCommand(env), exportCommand(env), revertCommand(env), repairCommand(env), rotationsCommand(env), restoreCommand(env), pruneRotationsCommand(env), diffCommand(env),
+		checkpointsCommand(env), grepCommand(env), exportCommand(env), revertCommand(env), repairCommand(env), redactCommand(env), rotationsCommand(env), restoreCommand(env), pruneRotationsCommand(env), diffCommand(env),
 		cleanupCommand(env),
 		watchCommand(env),
 		showCommand(env),

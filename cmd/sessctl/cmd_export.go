@@ -2,16 +2,19 @@ package main
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/sessctl/sessctl/pkg/export"
 	"github.com/sessctl/sessctl/pkg/jsonl"
+	"github.com/sessctl/sessctl/pkg/redact"
 	"github.com/sessctl/sessctl/pkg/session"
 	"github.com/urfave/cli/v2"
 )
 
 type exportOptions struct {
 	export.Options
-	out string // "" or "-": stdout
+	out    string // "" or "-": stdout
+	redact bool
 }
 
 func exportCommand(env *appEnv) *cli.Command {
@@ -23,13 +26,15 @@ func exportCommand(env *appEnv) *cli.Command {
 			"checkpoints` numbers them): prompts, replies, tool calls and results (long ones\n" +
 			"folded), compaction summaries marked; --thinking adds the model's reasoning, --all\n" +
 			"what the client no longer sends, marked. HTML is one self-contained page: no\n" +
-			"external assets, no script, every session text escaped.",
+			"external assets, no script, every session text escaped. --redact replaces the\n" +
+			"secrets `sessctl redact` finds (docs/redact.md) in every text of the transcript.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: export.Markdown, Usage: "`FORMAT` of the transcript: md, html or json"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` (atomically) instead of stdout"},
 			&cli.BoolFlag{Name: "thinking", Usage: "include the model's reasoning"},
 			&cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "also what the client no longer sends, marked"},
 			&cli.IntFlag{Name: "fold", Value: export.FoldLines, Usage: "fold tool calls and results after `N` lines"},
+			&cli.BoolFlag{Name: "redact", Usage: "replace every secret (as `sessctl redact` finds them) with [REDACTED:<rule>]"},
 			rootFlag(),
 		},
 		Action: func(c *cli.Context) error {
@@ -49,6 +54,7 @@ func exportCommand(env *appEnv) *cli.Command {
 				return err
 			}
 			return runExport(c.Context, env, namedFile(s, c.Args().First()), exportOptions{out: c.String("output"),
+				redact:  c.Bool("redact"),
 				Options: export.Options{Format: c.String("format"), Thinking: c.Bool("thinking"), All: c.Bool("all"), Fold: c.Int("fold")}})
 		},
 	}
@@ -56,6 +62,16 @@ func exportCommand(env *appEnv) *cli.Command {
 
 func runExport(ctx context.Context, env *appEnv, s *session.Session, opt exportOptions) error {
 	opt.Title = s.ID
+	if opt.redact {
+		d, err := redact.Default()
+		if err != nil {
+			return fmt.Errorf("loading the secret rules: %w", err)
+		}
+		opt.Redact = func(text string) string {
+			out, _ := d.Redact(text)
+			return out
+		}
+	}
 	if sum, err := session.Summarize(s); err == nil && sum.Title != "" {
 		opt.Title = sum.Title
 	}

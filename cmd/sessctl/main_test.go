@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/sessctl/sessctl/internal/fakesecret"
 )
 
 // TestMain lets testscript run sessctl in-process as the "sessctl" command.
@@ -49,7 +50,8 @@ func TestScripts(t *testing.T) {
 		},
 		UpdateScripts: os.Getenv("UPDATE_SCRIPTS") == "1",
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"status": cmdStatus,
+			"status":      cmdStatus,
+			"fakesecrets": cmdFakeSecrets,
 		},
 	})
 }
@@ -73,6 +75,19 @@ func TestUnknownCommandIsUsageError(t *testing.T) {
 	_, errOut, code := runCLI(t, "frobnicate")
 	if code != exitError || !strings.Contains(errOut, "sessctl: error:") {
 		t.Fatalf("code %d, stderr %q", code, errOut)
+	}
+}
+
+// cmdFakeSecrets is the script command "fakesecrets FILE...": it replaces
+// every @FAKE:<name>@ (and @FAKE:<name>:json@) in the files with the fake
+// secret of that name (internal/fakesecret), so that scripts hold no string
+// that looks like a credential, only the names.
+func cmdFakeSecrets(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: fakesecrets FILE...")
+	}
+	for _, f := range args {
+		ts.Check(os.WriteFile(ts.MkAbs(f), []byte(fakesecret.Expand(ts.ReadFile(f))), 0o600))
 	}
 }
 

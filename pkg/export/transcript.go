@@ -43,6 +43,10 @@ type Options struct {
 	Fold int
 	// Title heads the transcript (the session's title, or its id).
 	Title string
+	// Redact, when set, rewrites every text of the transcript (the title,
+	// and each item's text) before it is written: cmd passes pkg/redact's
+	// detector, so the transcript holds no secret it finds.
+	Redact func(string) string
 }
 
 // FoldLines is where long tool texts are folded by default.
@@ -53,6 +57,9 @@ const FoldLines = 12
 func Write(ctx context.Context, w io.Writer, s *session.Session, opt Options) error {
 	if opt.Fold <= 0 {
 		opt.Fold = FoldLines
+	}
+	if opt.Redact != nil {
+		opt.Title = opt.Redact(opt.Title)
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	var wr writer
@@ -71,6 +78,9 @@ func Write(ctx context.Context, w io.Writer, s *session.Session, opt Options) er
 	}
 	turn := -2
 	err := show.Show(ctx, s, show.Options{All: opt.All, Thinking: opt.Thinking}, func(it *show.Item) error {
+		if opt.Redact != nil {
+			it.Text = opt.Redact(it.Text)
+		}
 		if it.Turn != turn {
 			turn = it.Turn
 			if err := wr.turn(it.Turn); err != nil {

@@ -479,3 +479,27 @@ func (c *ctxReader) Read(p []byte) (int, error) {
 	}
 	return c.r.Read(p)
 }
+
+// Discard deletes the rotation that Replace made (res.Rotation), for a
+// caller whose point is that the original bytes must not survive (redact
+// --discard-original). It runs only after Replace succeeded, when the new
+// file is in place and durable (file and directory synced). The unlink
+// goes through the rewrite's directory handle and happens only if the
+// rotation is still the file Replace made (rotation.Remove); a rotation that
+// received bytes a writer appended meanwhile (res.LateBytes) is kept, since
+// those bytes are nowhere else. The directory is synced after the unlink.
+func (t *Txn) Discard(res *Result) error {
+	if t.dir == nil {
+		return errors.New("rewrite already closed")
+	}
+	if res == nil || res.Rotation == nil {
+		return errors.New("no rotation to discard")
+	}
+	if res.LateBytes > 0 {
+		return t.refuse("the rotation %s also holds %d bytes appended while sessctl worked; it was kept", res.Rotation.Path, res.LateBytes)
+	}
+	if err := rotation.Remove(t.dir, *res.Rotation); err != nil {
+		return err
+	}
+	return t.dir.Sync()
+}

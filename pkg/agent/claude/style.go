@@ -1,0 +1,8 @@
+package claude
+
+import "github.com/sessctl/sessctl/pkg/ojson"
+
+// LineStyle implements redact.Styler: Claude Code writes every line with JSON.stringify
+// (compact, raw UTF-8), so a changed line is written compactly and what did
+// not change in it is copied as it was.
+func (Home) LineStyle(*ojson.Value) ojson.Style { return ojson.Compact }
