@@ -93,28 +93,16 @@ func runRedact(ctx context.Context, env *appEnv, ss []*session.Session, opt reda
 	}
 	outs := []redactOutput{}
 	unredacted := 0
-	var firstErr error
-	for _, s := range ss {
-		if err := ctx.Err(); err != nil {
-			return errInterrupted
-		}
-		out, err := redactOne(ctx, env, s, d, opt)
-		if err != nil {
-			if errors.Is(err, errInterrupted) || ctx.Err() != nil {
-				return errInterrupted
+	firstErr := eachSession(ctx, env, ss, func(s *session.Session) (redactOutput, error) { return redactOne(ctx, env, s, d, opt) },
+		func(out redactOutput) {
+			unredacted += out.Report.Unredacted()
+			outs = append(outs, out)
+			if !opt.json {
+				renderRedact(env.stdout, out)
 			}
-			if firstErr == nil {
-				firstErr = err
-			} else {
-				fmt.Fprintf(env.stderr, "sessctl: error: %s\n", line(message(err)))
-			}
-			continue
-		}
-		unredacted += out.Report.Unredacted()
-		outs = append(outs, out)
-		if !opt.json {
-			renderRedact(env.stdout, out)
-		}
+		})
+	if errors.Is(firstErr, errInterrupted) {
+		return firstErr
 	}
 	if opt.json {
 		if err := writeJSON(env.stdout, outs); err != nil {

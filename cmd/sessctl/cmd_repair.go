@@ -81,30 +81,16 @@ type repairOutput struct {
 func runRepair(ctx context.Context, env *appEnv, ss []*session.Session, opt repairOptions) error {
 	outs := []repairOutput{}
 	unrepairable := 0
-	var firstErr error
-	for _, s := range ss {
-		if err := ctx.Err(); err != nil {
-			return errInterrupted
-		}
-		out, err := repairOne(ctx, env, s, opt)
-		if err != nil {
-			if errors.Is(err, errInterrupted) || ctx.Err() != nil {
-				return errInterrupted
+	firstErr := eachSession(ctx, env, ss, func(s *session.Session) (repairOutput, error) { return repairOne(ctx, env, s, opt) },
+		func(out repairOutput) {
+			unrepairable += len(out.Unrepairable)
+			outs = append(outs, out)
+			if !opt.json {
+				renderRepair(env.stdout, out)
 			}
-			// the first error is the one the exit code and the final
-			// message report; each later one is printed as it happens
-			if firstErr == nil {
-				firstErr = err
-			} else {
-				fmt.Fprintf(env.stderr, "sessctl: error: %s\n", line(message(err)))
-			}
-			continue
-		}
-		unrepairable += len(out.Unrepairable)
-		outs = append(outs, out)
-		if !opt.json {
-			renderRepair(env.stdout, out)
-		}
+		})
+	if errors.Is(firstErr, errInterrupted) {
+		return firstErr
 	}
 	if opt.json {
 		if err := writeJSON(env.stdout, outs); err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -314,4 +315,32 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("invalid --since %q: use an age such as 7d or a date such as 2026-11-01", s)
 	}
 	return now.Add(-d), nil
+}
+
+// eachSession runs one on every session in turn, for the commands that
+// change several sessions (repair, redact), and calls done with each
+// result. The first error is returned (the exit code and the final
+// message report it) and each later one is printed as it happens; Ctrl-C
+// stops between sessions and inside one.
+func eachSession[T any](ctx context.Context, env *appEnv, ss []*session.Session, one func(*session.Session) (T, error), done func(T)) error {
+	var firstErr error
+	for _, s := range ss {
+		if err := ctx.Err(); err != nil {
+			return errInterrupted
+		}
+		out, err := one(s)
+		if err != nil {
+			if errors.Is(err, errInterrupted) || ctx.Err() != nil {
+				return errInterrupted
+			}
+			if firstErr == nil {
+				firstErr = err
+			} else {
+				fmt.Fprintf(env.stderr, "sessctl: error: %s\n", line(message(err)))
+			}
+			continue
+		}
+		done(out)
+	}
+	return firstErr
 }
