@@ -50,6 +50,8 @@ type checkpointsOutput struct {
 }
 
 func runCheckpoints(ctx context.Context, env *appEnv, s *session.Session, opt checkpointsOptions) error {
+	// the garbage collector keeps the heap near what the longest line needs
+	defer boundMemory([]*session.Session{s})()
 	if s.Agent == session.Unknown { // an empty file: nothing yet
 		if opt.json {
 			return writeJSON(env.stdout, checkpointsOutput{Session: s.Main, Agent: s.Agent, Kind: "turn", Points: []checkpoint.Point{}})

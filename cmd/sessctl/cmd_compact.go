@@ -88,6 +88,8 @@ func runCompact(ctx context.Context, env *appEnv, o compactOptions) error {
 	if err := wholeSession(s, o.session); err != nil {
 		return err
 	}
+	// the garbage collector keeps the heap near what the longest line needs
+	defer boundMemory([]*session.Session{s})()
 	pr := newProgress(ctx, env, o.progress, "compacting", 0, unitNone)
 	res, err := compact.Compact(ctx, s.Main, s.Agent, o.opt)
 	pr.done()

@@ -95,6 +95,8 @@ type revertOutput struct {
 }
 
 func runRevert(ctx context.Context, env *appEnv, s *session.Session, opt revertOptions) error {
+	// the garbage collector keeps the heap near what the longest line needs
+	defer boundMemory([]*session.Session{s})()
 	path := s.Main
 	out := revertOutput{Session: path, DryRun: opt.dryRun, Warnings: []string{}}
 	plan := func() error {

@@ -58,6 +58,8 @@ const (
 )
 
 func runShow(ctx context.Context, env *appEnv, s *session.Session, opt showOptions) error {
+	// the garbage collector keeps the heap near what the longest line needs
+	defer boundMemory([]*session.Session{s})()
 	if notYet(env, s) {
 		return nil
 	}

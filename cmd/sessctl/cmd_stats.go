@@ -155,8 +155,8 @@ func holdsSeveral(path string) bool {
 	return len(session.DiscoverPaths([]string{path}).Sessions) > 1
 }
 
-// boundMemory sets the Go runtime's soft memory limit for a stats run to
-// what stats needs: 64 MiB, twice the longest line it may hold (no line is
+// boundMemory sets the Go runtime's soft memory limit for a run over ss to
+// what the work needs: 40 MiB, twice the longest line it may hold (no line is
 // longer than the largest file, nor than the line bound), and room for the
 // requests of the files (one per few KiB). Stats reads a huge line more
 // than once (usage, turns, estimates) and each pass leaves a few copies of
@@ -178,7 +178,7 @@ func boundMemory(ss []*session.Session) func() {
 		}
 	}
 	longest = min(longest, jsonl.DefaultMaxLineSize)
-	old := debug.SetMemoryLimit(64<<20 + 2*longest + total/16)
+	old := debug.SetMemoryLimit(40<<20 + 2*longest + total/16)
 	return func() { debug.SetMemoryLimit(old) }
 }
 

@@ -2,6 +2,8 @@ package session
 
 import (
 	"context"
+	"encoding/binary"
+	"hash/maphash"
 	"sort"
 	"time"
 )
@@ -211,5 +213,18 @@ func (ti *TurnIndex) At(off int64) int {
 // that sessctl's compaction writes into a kept tail repeats both, and is
 // the same turn.
 func PromptKey(r *Record) string {
-	return r.Timestamp.UTC().Format(time.RFC3339Nano) + "\x00" + r.Prompt
+	// a 128-bit digest, not the words themselves: a prompt can be a huge
+	// paste, and the key is kept for every turn
+	var k [16]byte
+	for i, seed := range promptSeeds {
+		var h maphash.Hash
+		h.SetSeed(seed)
+		h.WriteString(r.Timestamp.UTC().Format(time.RFC3339Nano))
+		h.WriteByte(0)
+		h.WriteString(r.Prompt)
+		binary.LittleEndian.PutUint64(k[8*i:], h.Sum64())
+	}
+	return string(k[:])
 }
+
+var promptSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}

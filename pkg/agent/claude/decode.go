@@ -39,8 +39,7 @@ type claudeLine struct {
 	Version           string          `json:"version"`
 	Timestamp         string          `json:"timestamp"`
 	RequestID         string          `json:"requestId"`
-	MessageRaw        json.RawMessage `json:"message"`
-	Message           *claudeMessage  `json:"-"`
+	Message           messageField    `json:"message"`
 	Content           json.RawMessage `json:"content"`
 	Summary           string          `json:"summary"`
 	CustomTitle       string          `json:"customTitle"`
@@ -55,12 +54,50 @@ type claudeLine struct {
 	} `json:"compactMetadata"`
 }
 
+// messageField decodes a line's message straight from the line (no copy
+// of it as raw JSON first: a message can be a huge paste); a message that
+// is not an object, or not a valid one, is left nil.
+type messageField struct{ *claudeMessage }
+
+func (f *messageField) UnmarshalJSON(b []byte) error {
+	if len(b) == 0 || b[0] != '{' {
+		return nil
+	}
+	var m claudeMessage
+	if json.Unmarshal(b, &m) == nil {
+		f.claudeMessage = &m
+	}
+	return nil
+}
+
 type claudeMessage struct {
-	ID      string          `json:"id"`
-	Role    string          `json:"role"`
-	Model   string          `json:"model"`
-	Content json.RawMessage `json:"content"`
-	Usage   *claudeUsage    `json:"usage"`
+	ID      string       `json:"id"`
+	Role    string       `json:"role"`
+	Model   string       `json:"model"`
+	Content contentField `json:"content"`
+	Usage   *claudeUsage `json:"usage"`
+}
+
+// contentField is a message.content, read once from the line: the text of
+// a string, or the blocks of an array (no raw copy of it is kept: it can
+// be a huge paste).
+type contentField struct {
+	text   string
+	blocks []claudeBlock
+	array  bool
+}
+
+func (c *contentField) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || b[0] != '[' {
+		c.text = session.TextOf(b)
+		return nil
+	}
+	c.array = true
+	if json.Unmarshal(b, &c.blocks) != nil {
+		c.blocks = nil
+	}
+	return nil
 }
 
 type claudeUsage struct {
@@ -111,12 +148,6 @@ func (Home) Decode(obj []byte, r *session.Record) {
 		r.Type = "(undecodable)"
 		return
 	}
-	if len(l.MessageRaw) > 0 && l.MessageRaw[0] == '{' {
-		var m claudeMessage
-		if json.Unmarshal(l.MessageRaw, &m) == nil {
-			l.Message = &m
-		}
-	}
 	r.Type = l.Type
 	r.UUID = l.UUID
 	if l.ParentUUID != nil {
@@ -134,7 +165,7 @@ func (Home) Decode(obj []byte, r *session.Record) {
 		r.ContextTokens = l.CompactMetadata.PostTokens.V
 	}
 	if l.Type == "" {
-		if l.Message == nil {
+		if l.Message.claudeMessage == nil {
 			r.Kind = session.KindUnknown
 			r.Type = "(no type)"
 			return
@@ -146,7 +177,7 @@ func (Home) Decode(obj []byte, r *session.Record) {
 	case "user", "assistant":
 		r.Kind = session.KindMessage
 		r.Role = session.Role(l.Type)
-		if l.Message == nil {
+		if l.Message.claudeMessage == nil {
 			return
 		}
 		m := l.Message
@@ -214,18 +245,13 @@ func firstNonEmpty(s ...string) string {
 
 // claudeContent fills text, thinking, tool calls and results from a
 // message.content value (a string or an array of blocks).
-func claudeContent(raw json.RawMessage, r *session.Record) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '[' {
-		r.Text = session.TextOf(raw)
-		return
-	}
-	var blocks []claudeBlock
-	if json.Unmarshal(raw, &blocks) != nil {
+func claudeContent(c contentField, r *session.Record) {
+	if !c.array {
+		r.Text = c.text
 		return
 	}
 	var text, think []string
-	for _, b := range blocks {
+	for _, b := range c.blocks {
 		switch b.Type {
 		case "text":
 			text = append(text, b.Text)
@@ -244,20 +270,15 @@ func claudeContent(raw json.RawMessage, r *session.Record) {
 // claudePrompt is the user's own text of a user message: its text blocks
 // without the ones the client injected (IDE context, reminders, command
 // echoes).
-func claudePrompt(raw json.RawMessage, text string) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '[' {
+func claudePrompt(c contentField, text string) string {
+	if !c.array {
 		if session.HasAnyPrefix(text, claudeInjectedPrefixes...) {
 			return ""
 		}
 		return strings.TrimSpace(text)
 	}
-	var blocks []claudeBlock
-	if json.Unmarshal(raw, &blocks) != nil {
-		return ""
-	}
 	var out []string
-	for _, b := range blocks {
+	for _, b := range c.blocks {
 		if b.Type == "text" && !session.HasAnyPrefix(b.Text, claudeInjectedPrefixes...) && strings.TrimSpace(b.Text) != "" {
 			out = append(out, b.Text)
 		}
