@@ -84,28 +84,31 @@ func (s *fileSource) LineAt(off int64) ([]byte, error) {
 
 func (s *fileSource) Backward(ctx context.Context, fn func(off int64, raw []byte) (bool, error)) error {
 	const block = 64 << 10
-	var pending [][]byte // the pieces of the line being read, last piece first
-	line := func(first []byte) []byte {
-		n := len(first)
-		for _, p := range pending {
-			n += len(p)
+	buf := make([]byte, block)
+	// each line is handed over as a buffer of its own size, read once:
+	// a line that spans blocks is read again from the file when its start
+	// is found, rather than kept block by block and then joined (which held
+	// a huge line twice)
+	lineOf := func(start, end, blockPos int64, b []byte) ([]byte, error) {
+		var l []byte
+		if start >= blockPos && end <= blockPos+int64(len(b)) {
+			l = append([]byte(nil), b[start-blockPos:end-blockPos]...)
+		} else {
+			l = make([]byte, end-start)
+			if _, err := s.f.ReadAt(l, start); err != nil && err != io.EOF {
+				return nil, err
+			}
 		}
-		out := make([]byte, 0, n)
-		out = append(out, first...)
-		for i := len(pending) - 1; i >= 0; i-- {
-			out = append(out, pending[i]...)
-		}
-		pending = pending[:0]
-		return bytes.TrimSuffix(out, []byte{'\r'})
+		return bytes.TrimSuffix(l, []byte{'\r'}), nil
 	}
-	pos := s.size
+	pos, end := s.size, s.size // end: where the line being looked for ends (its newline, or EOF)
 	for n := 1; pos > 0; n++ {
 		if n%64 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
 		k := min(int64(block), pos)
 		pos -= k
-		b := make([]byte, k)
+		b := buf[:k]
 		if _, err := s.f.ReadAt(b, pos); err != nil && err != io.EOF {
 			return err
 		}
@@ -113,21 +116,28 @@ func (s *fileSource) Backward(ctx context.Context, fn func(off int64, raw []byte
 		for {
 			i := bytes.LastIndexByte(b[:j], '\n')
 			if i < 0 {
-				pending = append(pending, b[:j])
-				break
+				break // the line goes on before this block
 			}
 			start := pos + int64(i) + 1
-			l := line(b[i+1 : j])
 			if start < s.size { // not the nothing after a final newline
+				l, err := lineOf(start, end, pos, b)
+				if err != nil {
+					return err
+				}
 				if stop, err := fn(start, l); stop || err != nil {
 					return err
 				}
 			}
+			end = pos + int64(i)
 			j = i
 		}
 	}
 	if s.size > 0 {
-		_, err := fn(0, line(nil))
+		l, err := lineOf(0, end, pos, buf[:0])
+		if err != nil {
+			return err
+		}
+		_, err = fn(0, l)
 		return err
 	}
 	return nil
