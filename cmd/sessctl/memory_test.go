@@ -107,6 +107,13 @@ func TestPeakMemoryOnHugeLines(t *testing.T) {
 		code  int
 	}{
 		{"20", []string{"stats", line20}, 128 << 20, exitOK},
+		// the goal for every command: twice the line + 64 MB
+		{"20", []string{"checkpoints", line20}, 2*20_000_000 + 64<<20, exitOK},
+		{"20", []string{"show", line20}, 2*20_000_000 + 64<<20, exitOK},
+		{"20", []string{"revert", "--dry-run", "--force", "--checkpoint", "1", line20}, 2*20_000_000 + 64<<20, exitOK},
+		// (this session is too short for a compaction to gain anything: it
+		// says so, exit 1, after reading it all)
+		{"20", []string{"compact", "--dry-run", "--force", line20}, 2*20_000_000 + 64<<20, exitFindings},
 		{"300", []string{"check", line300}, 64 << 20, exitFindings},
 		{"300", []string{"stats", line300}, 64 << 20, exitOK},
 	} {
