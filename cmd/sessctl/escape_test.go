@@ -106,6 +106,10 @@ func TestNoRawControlsReachTheTerminal(t *testing.T) {
 		{"show", path},
 		{"show", "--all", "--full", "--thinking", path},
 		{"prune-rotations", "--keep", "0", "--dry-run", path},
+		{"repair", "--dry-run", "--force", path},
+		{"grep", "--root", root, "echo"},
+		{"export", "--format", "md", path},
+		{"redact", "--dry-run", "--force", path},
 		{"stats", filepath.Join(proj, "nope\x1b]0;x\x07.jsonl")},
 		{"checkpoints", "nope\x1b[2J"},
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/sessctl/sessctl/pkg/session"
 	"github.com/sessctl/sessctl/pkg/show"
+	"github.com/sessctl/sessctl/pkg/termtext"
 )
 
 // Formats.
@@ -73,6 +74,10 @@ func Write(ctx context.Context, w io.Writer, s *session.Session, opt Options) er
 	default:
 		return fmt.Errorf("unknown format %q (md, html or json)", opt.Format)
 	}
+	visible := opt.Format != JSON // JSON carries the exact text
+	if visible {
+		opt.Title = termtext.Line(opt.Title)
+	}
 	if err := wr.begin(s, opt); err != nil {
 		return err
 	}
@@ -80,6 +85,11 @@ func Write(ctx context.Context, w io.Writer, s *session.Session, opt Options) er
 	err := show.Show(ctx, s, show.Options{All: opt.All, Thinking: opt.Thinking}, func(it *show.Item) error {
 		if opt.Redact != nil {
 			it.Text = opt.Redact(it.Text)
+		}
+		if visible {
+			// a transcript is read in a terminal too (stdout, cat, less -R):
+			// control characters and escapes are shown, never sent
+			it.Text, it.Name = termtext.Block(it.Text), termtext.Line(it.Name)
 		}
 		if it.Turn != turn {
 			turn = it.Turn
@@ -167,7 +177,7 @@ type mdWriter struct {
 
 func (m *mdWriter) begin(s *session.Session, opt Options) error {
 	fmt.Fprintf(m.w, "# %s\n\n", mdInline(opt.Title))
-	fmt.Fprintf(m.w, "- agent: %s\n- session: `%s`\n- file: `%s`\n- exported by sessctl\n", s.Agent, mdCode(s.ID), mdCode(s.Main))
+	fmt.Fprintf(m.w, "- agent: %s\n- session: `%s`\n- file: `%s`\n- exported by sessctl\n", s.Agent, mdCode(termtext.Line(s.ID)), mdCode(termtext.Line(s.Main)))
 	return nil
 }
 
@@ -273,7 +283,7 @@ var itemTmpl = template.Must(template.New("item").Parse(`<div class="item {{.Cla
 `))
 
 func (h *htmlWriter) begin(s *session.Session, opt Options) error {
-	return pageHead.Execute(h.w, map[string]any{"Title": opt.Title, "Agent": string(s.Agent), "ID": s.ID, "File": s.Main})
+	return pageHead.Execute(h.w, map[string]any{"Title": opt.Title, "Agent": string(s.Agent), "ID": termtext.Line(s.ID), "File": termtext.Line(s.Main)})
 }
 
 func (h *htmlWriter) turn(n int) error {
