@@ -9,7 +9,7 @@ LDFLAGS  := -s -w -X main.buildCommit=$(COMMIT)
 # drops blackfriday and its start-up cost (about 1.5 ms a run)
 TAGS     ?= urfave_cli_no_docs
 
-.PHONY: all build install man test lint fmt-check vet staticcheck unit bench fuzz e2e compare-ccusage compare-tiktoken clean
+.PHONY: all build install man test lint fmt-check vet staticcheck unit bench fuzz e2e e2e-latest compare-ccusage compare-tiktoken clean
 
 all: build
 
@@ -72,6 +72,10 @@ fuzz:
 # real Claude Code and Codex binaries against the fake model server
 e2e:
 	scripts/e2e.sh
+
+# the same suite with the newest Claude Code and Codex on npm: reports drift (CI does not run it)
+e2e-latest:
+	scripts/e2e-latest.sh
 
 # ccusage and sessctl must agree on recorded usage
 compare-ccusage:

@@ -79,6 +79,9 @@ const (
 	// unless a test asks for one (WithClaude): scripts/e2e.sh runs the
 	// Claude tests once more with Claude330.
 	EnvClaude = "SESSCTL_E2E_CLAUDE"
+	// EnvCodex, if set, is the Codex version every harness runs (installed
+	// in codex-<version> under the clients directory): make e2e-latest.
+	EnvCodex = "SESSCTL_E2E_CODEX"
 	// EnvKeep, if set to a directory, keeps every harness's home, project
 	// and request log under it instead of deleting them.
 	EnvKeep = "SESSCTL_E2E_KEEP"
@@ -175,7 +178,13 @@ func NewHarness(t testing.TB, opts ...Option) *Harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.codex, err = findClient(dir, "codex", "@openai/codex", CodexVersion)
+	codexDir, codexVersion := dir, CodexVersion
+	if v := os.Getenv(EnvCodex); v != "" && v != CodexVersion {
+		// another Codex (make e2e-latest), in its own directory as the
+		// second Claude Code is
+		codexDir, codexVersion = filepath.Join(dir, "codex-"+v), v
+	}
+	h.codex, err = findClient(codexDir, "codex", "@openai/codex", codexVersion)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -463,9 +472,20 @@ var (
 	codexRule     = oracle.Rule{}
 )
 
+// Claude330OrLater reports whether the harness runs Claude Code 2.1.330 or
+// a later release (make e2e-latest runs the newest), whose behaviour the
+// tests hold as 2.1.330's.
+func (h *Harness) Claude330OrLater() bool {
+	var a, b, c int
+	if n, _ := fmt.Sscanf(h.ClaudeVersion, "%d.%d.%d", &a, &b, &c); n != 3 {
+		return false
+	}
+	return a > 2 || a == 2 && (b > 1 || b == 1 && c >= 330)
+}
+
 // claudeRule is the oracle rule of the Claude Code this harness runs.
 func (h *Harness) claudeRule() oracle.Rule {
-	if h.ClaudeVersion == Claude330 {
+	if h.Claude330OrLater() {
 		return claude330Rule
 	}
 	return claudeRule

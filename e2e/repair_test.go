@@ -91,7 +91,7 @@ func TestRepairClaudeCutAfterToolCall(t *testing.T) {
 	h.ClaudeResume(id, "NOTOOL turn C")
 	req := h.FirstModelCallSince(mark)
 	hasTexts(t, "turn C request", h.UserTexts(req), "NOTOOL turn A", "Please list the files here", "NOTOOL turn C")
-	if h.ClaudeVersion == ClaudeVersion {
+	if !h.Claude330OrLater() {
 		// the chain ends with a tool result: 2.1.197 adds "Continue from
 		// where you left off." before the new prompt (2.1.330 writes an
 		// assistant "No response requested." instead; the oracle checked
@@ -117,7 +117,7 @@ func TestRepairClaudeTornThenGlued(t *testing.T) {
 	// 2.1.330 ends the torn line with a newline before it appends: the torn
 	// record is then a corrupt line of its own
 	kind := "glued_record"
-	if h.ClaudeVersion == Claude330 {
+	if h.Claude330OrLater() {
 		kind = "corrupt_line"
 	}
 	repairClean(t, h, path, kind)
@@ -330,7 +330,7 @@ func TestRepairClaudeKilledThenResumed(t *testing.T) {
 		"--allowedTools", "Bash", "Read", "Agent"}, func() string { return path }, `sleep 60`)
 	mark := h.Mark()
 	h.ClaudeResume(id, "NOTOOL turn C")
-	if h.ClaudeVersion == Claude330 {
+	if h.Claude330OrLater() {
 		// 2.1.330 answers the call itself when it resumes, and writes that
 		// answer into the file: nothing is left for repair, and the call
 		// stays in the history, answered
@@ -409,7 +409,7 @@ func hasTexts(t *testing.T, what string, got []string, want ...string) {
 // interruptedText is the answer repair writes for an interrupted call, as
 // the harness's Claude Code writes it.
 func interruptedText(h *Harness) string {
-	if h.ClaudeVersion == Claude330 {
+	if h.Claude330OrLater() {
 		return claude.InterruptedSessionEnd
 	}
 	return claude.InterruptedToolUse
