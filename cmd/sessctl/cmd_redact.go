@@ -2,11 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 
+	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/redact"
 	"github.com/sessctl/sessctl/pkg/rewrite"
 	"github.com/sessctl/sessctl/pkg/rotation"
@@ -91,36 +90,15 @@ func runRedact(ctx context.Context, env *appEnv, ss []*session.Session, opt reda
 	if err != nil {
 		return fmt.Errorf("loading the secret rules: %w", err)
 	}
-	outs := []redactOutput{}
-	unredacted := 0
-	firstErr := eachSession(ctx, env, ss, func(s *session.Session) (redactOutput, error) { return redactOne(ctx, env, s, d, opt) },
-		func(out redactOutput) {
-			unredacted += out.Report.Unredacted()
-			outs = append(outs, out)
-			if !opt.json {
-				renderRedact(env.stdout, out)
-			}
-		})
-	if errors.Is(firstErr, errInterrupted) {
-		return firstErr
-	}
-	if opt.json {
-		if err := writeJSON(env.stdout, outs); err != nil {
-			return err
-		}
-	}
-	if firstErr != nil {
-		return firstErr
-	}
-	if unredacted > 0 {
-		return silentFindings
-	}
-	return nil
+	return eachSession(ctx, env, ss, opt.json, func(s *session.Session) (redactOutput, error) { return redactOne(ctx, env, s, d, opt) },
+		func(out redactOutput) { renderRedact(env.stdout, out) }, func(out redactOutput) int { return out.Report.Unredacted() })
 }
 
 // scanFile runs redact.File over path without writing.
 func scanFile(ctx context.Context, path string, agent session.Agent, d *redact.Detector) (*redact.Report, error) {
-	f, err := os.Open(path)
+	// jsonl.Open: regular files only (a FIFO beside the session must not
+	// hang the scan), and a compressed rotation read as its content
+	f, err := jsonl.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -79,31 +78,8 @@ type repairOutput struct {
 }
 
 func runRepair(ctx context.Context, env *appEnv, ss []*session.Session, opt repairOptions) error {
-	outs := []repairOutput{}
-	unrepairable := 0
-	firstErr := eachSession(ctx, env, ss, func(s *session.Session) (repairOutput, error) { return repairOne(ctx, env, s, opt) },
-		func(out repairOutput) {
-			unrepairable += len(out.Unrepairable)
-			outs = append(outs, out)
-			if !opt.json {
-				renderRepair(env.stdout, out)
-			}
-		})
-	if errors.Is(firstErr, errInterrupted) {
-		return firstErr
-	}
-	if opt.json {
-		if err := writeJSON(env.stdout, outs); err != nil {
-			return err
-		}
-	}
-	if firstErr != nil {
-		return firstErr
-	}
-	if unrepairable > 0 {
-		return silentFindings
-	}
-	return nil
+	return eachSession(ctx, env, ss, opt.json, func(s *session.Session) (repairOutput, error) { return repairOne(ctx, env, s, opt) },
+		func(out repairOutput) { renderRepair(env.stdout, out) }, func(out repairOutput) int { return len(out.Unrepairable) })
 }
 
 func repairOne(ctx context.Context, env *appEnv, s *session.Session, opt repairOptions) (repairOutput, error) {

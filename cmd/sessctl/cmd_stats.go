@@ -695,7 +695,7 @@ func renderUnpriced(w io.Writer, t usage.Totals, col colorer, indent string) {
 
 // loadPrices replaces the embedded price table with the one in file.
 func loadPrices(file string) error {
-	f, err := os.Open(file)
+	f, err := jsonl.OpenRaw(file) // a regular file only: a FIFO must not hang stats
 	if err != nil {
 		return usageErrorf("--prices: %v", err)
 	}

@@ -318,12 +318,17 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 }
 
 // eachSession runs one on every session in turn, for the commands that
-// change several sessions (repair, redact), and calls done with each
-// result. The first error is returned (the exit code and the final
-// message report it) and each later one is printed as it happens; Ctrl-C
-// stops between sessions and inside one.
-func eachSession[T any](ctx context.Context, env *appEnv, ss []*session.Session, one func(*session.Session) (T, error), done func(T)) error {
+// change several sessions (repair, redact): each result is rendered as it
+// comes, or all are printed as one JSON array at the end. The first error
+// is returned (the exit code and the final message report it) and each
+// later one is printed as it happens; Ctrl-C stops between sessions and
+// inside one. When unfinished counts something in the results (damage not
+// repaired, secrets not redacted), the exit code is 1.
+func eachSession[T any](ctx context.Context, env *appEnv, ss []*session.Session, asJSON bool,
+	one func(*session.Session) (T, error), render func(T), unfinished func(T) int) error {
+	outs := []T{}
 	var firstErr error
+	left := 0
 	for _, s := range ss {
 		if err := ctx.Err(); err != nil {
 			return errInterrupted
@@ -340,7 +345,22 @@ func eachSession[T any](ctx context.Context, env *appEnv, ss []*session.Session,
 			}
 			continue
 		}
-		done(out)
+		left += unfinished(out)
+		outs = append(outs, out)
+		if !asJSON {
+			render(out)
+		}
 	}
-	return firstErr
+	if asJSON {
+		if err := writeJSON(env.stdout, outs); err != nil {
+			return err
+		}
+	}
+	if firstErr != nil {
+		return firstErr
+	}
+	if left > 0 {
+		return silentFindings
+	}
+	return nil
 }

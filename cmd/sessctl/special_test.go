@@ -33,7 +33,9 @@ func TestSpecialFilesAreRefused(t *testing.T) {
 			[]string{"rotations", path}, []string{"diff", path, path}, []string{"revert", "--checkpoint", "1", "--dry-run", path},
 			[]string{"compact", "--dry-run", path}, []string{"watch", path},
 			[]string{"show", path}, []string{"restore", "--rotation", "1", "--dry-run", path},
-			[]string{"prune-rotations", "--keep", "0", "--dry-run", path})
+			[]string{"prune-rotations", "--keep", "0", "--dry-run", path},
+			[]string{"repair", "--dry-run", path}, []string{"redact", "--dry-run", path},
+			[]string{"export", path}, []string{"grep", "x", path})
 	}
 	runs = append(runs, []string{"check", "/dev/urandom"})
 	for _, args := range runs {
