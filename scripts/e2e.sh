@@ -2,7 +2,8 @@
 # Real-client end-to-end tests (docs/e2e.md).
 #
 # Installs the pinned Claude Code and Codex CLI with npm into a cache directory outside the
-# repository (once; reused while the versions match), then runs
+# repository (once; reused while the versions match), and Debian's chromium for the HTML export
+# test when it is missing, then runs
 #   SESSCTL_E2E=1 go test -count=1 -v ./e2e/...
 # against a loopback fake model server, and the Claude tests once more with the second pinned
 # Claude Code (SESSCTL_E2E_CLAUDE=2.1.330; installed in its own directory, claude-code-2.1.330,
@@ -97,6 +98,21 @@ codex_v=$("$clients/node_modules/.bin/codex" --version </dev/null 2>&1) || die "
 claude330_v=$("$claude330/node_modules/.bin/claude" --version </dev/null 2>&1) || die "claude $CLAUDE330_VERSION --version failed: $claude330_v"
 [[ $claude330_v == *"$CLAUDE330_VERSION"* ]] || die "claude --version says '$claude330_v', want $CLAUDE330_VERSION"
 echo "e2e.sh: clients: claude $claude_v; claude $claude330_v; $codex_v"
+
+# The browser of the HTML export test: Debian's chromium (installed here when missing; the test
+# fails without one, it never skips).
+chromium=${SESSCTL_E2E_CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
+if [ -z "$chromium" ]; then
+	sudo=
+	[ "$(id -u)" -eq 0 ] || sudo=sudo
+	command -v apt-get >/dev/null || die "no chromium, and no apt-get to install it; set SESSCTL_E2E_CHROMIUM"
+	echo "e2e.sh: installing Debian's chromium"
+	($sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium) >/dev/null ||
+		die "apt-get install chromium failed; set SESSCTL_E2E_CHROMIUM"
+	chromium=$(command -v chromium) || die "chromium is not on PATH after its install"
+fi
+echo "e2e.sh: browser: $("$chromium" --version 2>/dev/null)"
+export SESSCTL_E2E_CHROMIUM=$chromium
 
 log=$(mktemp "${TMPDIR:-/tmp}/sessctl-e2e.XXXXXX")
 trap 'rm -f "$log"' EXIT
