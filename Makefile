@@ -9,7 +9,7 @@ LDFLAGS  := -s -w -X main.buildCommit=$(COMMIT)
 # drops blackfriday and its start-up cost (about 1.5 ms a run)
 TAGS     ?= urfave_cli_no_docs
 
-.PHONY: all build install man test lint fmt-check vet staticcheck unit bench fuzz e2e e2e-latest compare-ccusage compare-tiktoken clean
+.PHONY: all build install man test lint fmt-check vet staticcheck unit bench fuzz e2e e2e-latest compare-ccusage compare-tiktoken compare-duckdb e2e-otlp clean
 
 all: build
 
@@ -80,6 +80,14 @@ e2e-latest:
 # ccusage and sessctl must agree on recorded usage
 compare-ccusage:
 	scripts/compare-ccusage.sh
+
+# export --usage --otlp against the OpenTelemetry Collector's OTLP receiver (module e2e/otlp)
+e2e-otlp:
+	scripts/e2e-otlp.sh
+
+# DuckDB (npm @duckdb/node-api) reads export --usage; its sums must equal stats --all
+compare-duckdb:
+	scripts/compare-duckdb.sh
 
 # our tokenizer and OpenAI's tiktoken (npm, WASM) must give identical ids
 compare-tiktoken:

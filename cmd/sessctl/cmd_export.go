@@ -21,23 +21,28 @@ func exportCommand(env *appEnv) *cli.Command {
 	return &cli.Command{
 		Name:      "export",
 		Usage:     "write a session as a readable transcript (Markdown, HTML or JSON)",
-		ArgsUsage: "SESSION",
+		ArgsUsage: "SESSION | --usage",
 		Description: "The conversation the client sends on resume, by turn (numbered as `sessctl\n" +
 			"checkpoints` numbers them): prompts, replies, tool calls and results (long ones\n" +
 			"folded), compaction summaries marked; --thinking adds the model's reasoning, --all\n" +
 			"what the client no longer sends, marked. HTML is one self-contained page: no\n" +
 			"external assets, no script, every session text escaped. --redact replaces the\n" +
-			"secrets `sessctl redact` finds (docs/redact.md) in every text of the transcript.",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: export.Markdown, Usage: "`FORMAT` of the transcript: md, html or json"},
+			"secrets `sessctl redact` finds (docs/redact.md) in every text of the transcript.\n\n" +
+			"With --usage and no SESSION: the recorded usage of every session (as `stats --all`\n" +
+			"counts it), one row per request, as Parquet or NDJSON (docs/export.md).",
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: export.Markdown, Usage: "`FORMAT` of the transcript: md, html or json (--usage: parquet or ndjson)"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` (atomically) instead of stdout"},
 			&cli.BoolFlag{Name: "thinking", Usage: "include the model's reasoning"},
 			&cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "also what the client no longer sends, marked"},
 			&cli.IntFlag{Name: "fold", Value: export.FoldLines, Usage: "fold tool calls and results after `N` lines"},
 			&cli.BoolFlag{Name: "redact", Usage: "replace every secret (as `sessctl redact` finds them) with [REDACTED:<rule>]"},
 			rootFlag(),
-		},
+		}, usageExportFlags()...),
 		Action: func(c *cli.Context) error {
+			if c.Bool("usage") {
+				return usageExportAction(env, c)
+			}
 			if c.NArg() != 1 {
 				return usageErrorf("export needs exactly one SESSION").withHint("sessctl export SESSION --format html -o session.html")
 			}

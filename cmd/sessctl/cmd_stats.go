@@ -118,23 +118,10 @@ func runStats(ctx context.Context, env *appEnv, opt statsOptions) error {
 		defer boundMemory([]*session.Session{s})()
 		return runStatsOne(ctx, env, namedFile(s, opt.args[0]), opt)
 	}
-	res := discoverScope(env, opt.roots, opt.args)
-	if err := discoveryProblems(env, res, len(res.Sessions) == 0); err != nil {
+	ss, err := usageSessions(env, opt.roots, opt.args, opt.agent, opt.since)
+	if err != nil {
 		return err
 	}
-	var ss []*session.Session
-	for _, s := range res.Sessions {
-		if opt.agent != "" && s.Agent != opt.agent {
-			continue
-		}
-		if !opt.since.IsZero() && s.Updated().Before(opt.since) {
-			continue
-		}
-		ss = append(ss, s)
-	}
-	// a session stored twice (a Codex rollout in sessions/ and in
-	// archived_sessions/) is counted once
-	ss = usage.Distinct(ss)
 	defer boundMemory(ss)()
 	if err := runStatsMany(ctx, env, ss, opt); err != nil {
 		return err
@@ -143,6 +130,29 @@ func runStats(ctx context.Context, env *appEnv, opt statsOptions) error {
 		return errInterrupted
 	}
 	return nil
+}
+
+// usageSessions finds the sessions whose recorded usage stats counts for
+// many sessions (and export --usage exports): those of agent (all when
+// empty) updated since since, each session stored twice counted once.
+func usageSessions(env *appEnv, roots, args []string, agent session.Agent, since time.Time) ([]*session.Session, error) {
+	res := discoverScope(env, roots, args)
+	if err := discoveryProblems(env, res, len(res.Sessions) == 0); err != nil {
+		return nil, err
+	}
+	var ss []*session.Session
+	for _, s := range res.Sessions {
+		if agent != "" && s.Agent != agent {
+			continue
+		}
+		if !since.IsZero() && s.Updated().Before(since) {
+			continue
+		}
+		ss = append(ss, s)
+	}
+	// a session stored twice (a Codex rollout in sessions/ and in
+	// archived_sessions/) is counted once
+	return usage.Distinct(ss), nil
 }
 
 // holdsSeveral reports whether path is a directory with more than one

@@ -33,6 +33,7 @@ type AtomicFile struct {
 	written   int64
 	done      bool
 	noClobber bool // Commit links instead of renaming (NoClobber)
+	binary    bool // Commit adds no final newline (Binary)
 }
 
 // TempPrefix starts the name of every temp file sessctl creates; such files are
@@ -157,7 +158,7 @@ func (a *AtomicFile) Commit(check func() error) error {
 	if a.done {
 		return errors.New("atomic file already committed or aborted")
 	}
-	if a.written > 0 && a.last != '\n' {
+	if a.written > 0 && a.last != '\n' && !a.binary {
 		if _, err := a.Write([]byte{'\n'}); err != nil {
 			a.Abort()
 			return err
@@ -197,6 +198,10 @@ func (a *AtomicFile) Commit(check func() error) error {
 	}
 	return a.dir.Sync()
 }
+
+// Binary makes Commit leave the end of the file as written: no newline is
+// added (a Parquet file ends with its magic bytes).
+func (a *AtomicFile) Binary() { a.binary = true }
 
 // NoClobber makes Commit publish the file only under a name that does not
 // exist (a hard link, which fails on a taken name, where Commit would

@@ -441,27 +441,48 @@ func SetPrices(t *price.Table) { prices.Store(t) }
 
 // cost prices request r of model m into t.
 func (t *Totals) cost(m string, r *Request, pm *price.Model) {
-	u := r.Usage
-	if r.HasCost {
-		t.CostUSD += r.CostUSD
-		return
-	}
-	if u.Total() == 0 {
-		return
-	}
-	if pm == nil {
+	c, ok := r.cost(pm)
+	if !ok {
 		if t.Unpriced == nil {
 			t.Unpriced = map[string]int64{}
 		}
 		if m == "" {
 			m = "(unknown)"
 		}
-		t.Unpriced[m] += u.Total()
+		t.Unpriced[m] += r.Usage.Total()
 		return
 	}
-	t.CostUSD += pm.Cost(price.Usage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead,
-		CacheWrite: u.CacheCreation - u.CacheCreation1h, CacheWrite1h: u.CacheCreation1h})
+	t.CostUSD += c
 }
+
+// cost is what request r costs at the prices pm (nil: none known): the
+// cost its line recorded, else the price table's; false when it has tokens
+// and no price.
+func (r *Request) cost(pm *price.Model) (float64, bool) {
+	u := r.Usage
+	if r.HasCost {
+		return r.CostUSD, true
+	}
+	if u.Total() == 0 {
+		return 0, true
+	}
+	if pm == nil {
+		return 0, false
+	}
+	return pm.Cost(price.Usage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead,
+		CacheWrite: u.CacheCreation - u.CacheCreation1h, CacheWrite1h: u.CacheCreation1h}), true
+}
+
+// Cost is what the request costs as Totals counts it, model being its
+// model's name: false when the price table has no price for a request
+// with tokens (Totals puts those in Unpriced, never in CostUSD).
+func (r *Request) Cost(model string) (float64, bool) { return r.cost(priceOf(model)) }
+
+// LineID identifies a request without Key by its line: a hash of the
+// line's bytes and of how many lines with the same bytes came before it in
+// its file (0 when the request has a Key or was added without its line).
+// It depends on the file's content only, never on its path.
+func (r *Request) LineID() uint64 { return r.line }
 
 // priceOf looks model m up in the table in use (nil: unpriced).
 func priceOf(m string) *price.Model {

@@ -1,0 +1,214 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/sessctl/sessctl/pkg/jsonl"
+	"github.com/sessctl/sessctl/pkg/session"
+	"github.com/sessctl/sessctl/pkg/stats"
+	"github.com/sessctl/sessctl/pkg/termtext"
+	"github.com/sessctl/sessctl/pkg/usageexport"
+	"github.com/urfave/cli/v2"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
+)
+
+// usageExportOptions is export --usage: the recorded usage of many
+// sessions as rows (docs/export.md).
+type usageExportOptions struct {
+	roots   []string
+	agent   session.Agent
+	since   time.Time
+	format  string // parquet or ndjson
+	out     string // "" or "-": stdout
+	machine string
+	otlp    string // --otlp URL: push metrics instead of writing a file
+	state   string // --state FILE (otlp)
+}
+
+// usageExportFlags are the flags only export --usage takes.
+func usageExportFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "usage", Usage: "export the recorded usage of many sessions, one row per counted request (--format parquet or ndjson)"},
+		agentFlag(),
+		&cli.StringFlag{Name: "since", Usage: "--usage: only sessions updated since `AGE|DATE` (7d, 12h, 2026-11-01)"},
+		&cli.StringFlag{Name: "machine", Usage: "--usage: the `NAME` of this machine in every row (default: the hostname)"},
+		&cli.StringFlag{Name: "prices", Usage: "--usage: price the tokens by the table in `FILE` instead of the embedded one (docs/cost.md)"},
+		&cli.StringFlag{Name: "otlp", Usage: "--usage: push the requests not sent before as OpenTelemetry metrics to the OTLP/HTTP `URL` (http://collector:4318)"},
+		&cli.StringFlag{Name: "state", Usage: "--otlp: the `FILE` that records the requests sent (default $XDG_STATE_HOME/sessctl/otlp-<url hash>.keys)"},
+	}
+}
+
+// usageExportAction reads the flags of export --usage.
+func usageExportAction(env *appEnv, c *cli.Context) error {
+	if c.NArg() != 0 {
+		return usageErrorf("export --usage takes no SESSION").withHint("sessctl export --usage --format parquet -o usage.parquet")
+	}
+	opt := usageExportOptions{roots: c.StringSlice("root"), out: c.String("output"), machine: c.String("machine"),
+		otlp: c.String("otlp"), state: c.String("state")}
+	var err error
+	if opt.agent, err = agentOpt(c); err != nil {
+		return err
+	}
+	if opt.since, err = sinceOpt(env, c); err != nil {
+		return err
+	}
+	if opt.otlp != "" {
+		if c.IsSet("format") || c.IsSet("output") {
+			return usageErrorf("--otlp pushes metrics: it takes no --format or -o").withHint("sessctl export --usage --otlp http://localhost:4318")
+		}
+		u, err := url.Parse(opt.otlp)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return usageErrorf("--otlp %q is not an http:// or https:// URL", opt.otlp).withHint("sessctl export --usage --otlp http://localhost:4318")
+		}
+		if u.Path == "" || u.Path == "/" {
+			u.Path = "/v1/metrics" // the OTLP/HTTP path, as OTEL_EXPORTER_OTLP_ENDPOINT adds it
+		}
+		opt.otlp = u.String()
+		if opt.state == "" {
+			opt.state = defaultOTLPState(env, opt.otlp)
+		}
+	} else if c.IsSet("state") {
+		return usageErrorf("--state is for --otlp")
+	}
+	opt.format = c.String("format")
+	if !c.IsSet("format") {
+		// the transcript's default (md) means nothing here: the file's
+		// name says, else NDJSON
+		opt.format = usageexport.NDJSON
+		if strings.EqualFold(filepath.Ext(opt.out), ".parquet") {
+			opt.format = usageexport.Parquet
+		}
+	}
+	switch opt.format {
+	case usageexport.NDJSON, usageexport.Parquet:
+	default:
+		return usageErrorf("unknown usage format %q", opt.format).withHint("export --usage writes parquet or ndjson")
+	}
+	if opt.format == usageexport.Parquet && (opt.out == "" || opt.out == "-") && isTerminal(env.stdout) {
+		return usageErrorf("will not write Parquet to a terminal").withHint("sessctl export --usage --format parquet -o usage.parquet")
+	}
+	if opt.machine == "" {
+		if opt.machine, err = os.Hostname(); err != nil {
+			return usageErrorf("no hostname (%v)", err).withHint("name the machine with --machine NAME")
+		}
+	}
+	if f := c.String("prices"); f != "" {
+		if err := loadPrices(f); err != nil {
+			return err
+		}
+	}
+	return runUsageExport(c.Context, env, opt)
+}
+
+// countedUsage is what stats --all counts for the sessions of roots: the
+// same selection, scan and de-duplication, with each session's project its
+// real working directory where the files say it.
+func countedUsage(ctx context.Context, env *appEnv, roots []string, agent session.Agent, since time.Time) ([]*stats.SessionUsage, error) {
+	ss, err := usageSessions(env, roots, nil, agent, since)
+	if err != nil {
+		return nil, err
+	}
+	defer boundMemory(ss)()
+	cwds := projectPaths(ss)
+	sus, err := stats.Consumption(ctx, ss, nil)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, errInterrupted
+		}
+		return nil, err
+	}
+	for _, su := range sus {
+		if cwd := cwds[su.Session]; cwd != "" {
+			su.CWD = cwd
+		}
+	}
+	return sus, nil
+}
+
+// defaultOTLPState is the state file of pushes to endpoint: one for each
+// endpoint, so that two collectors each get every request.
+func defaultOTLPState(env *appEnv, endpoint string) string {
+	dir := env.getenv("XDG_STATE_HOME")
+	if dir == "" || !filepath.IsAbs(dir) {
+		dir = filepath.Join(env.home, ".local", "state")
+	}
+	sum := sha256.Sum256([]byte(endpoint))
+	return filepath.Join(dir, "sessctl", "otlp-"+hex.EncodeToString(sum[:6])+".keys")
+}
+
+func runUsageExport(ctx context.Context, env *appEnv, opt usageExportOptions) error {
+	if opt.otlp != "" {
+		// a bad state file stops the run before the scan
+		if _, err := usageexport.LoadState(opt.state); err != nil {
+			return err
+		}
+	}
+	sus, err := countedUsage(ctx, env, opt.roots, opt.agent, opt.since)
+	if err != nil {
+		return err
+	}
+	if opt.otlp != "" {
+		return runUsagePush(ctx, env, sus, opt)
+	}
+	write := func(w func(*usageexport.Row) error) error {
+		return usageexport.Each(sus, opt.machine, w)
+	}
+	if opt.out == "" || opt.out == "-" {
+		uw, err := usageexport.NewWriter(env.stdout, opt.format)
+		if err != nil {
+			return err
+		}
+		if err := write(uw.Write); err != nil {
+			return err
+		}
+		return uw.Close()
+	}
+	f, err := jsonl.CreateAtomic(opt.out, 0o644)
+	if err != nil {
+		return err
+	}
+	f.Binary() // NDJSON ends with its newline; Parquet must end with its magic
+	uw, err := usageexport.NewWriter(f, opt.format)
+	if err == nil {
+		err = write(uw.Write)
+	}
+	if err == nil {
+		err = uw.Close()
+	}
+	if err != nil {
+		f.Abort()
+		return err
+	}
+	return f.Commit(nil)
+}
+
+// runUsagePush is export --usage --otlp: the requests the state file does
+// not hold, pushed through the OpenTelemetry SDK's OTLP/HTTP exporter
+// (OTEL_EXPORTER_OTLP_HEADERS and the other OTEL_EXPORTER_OTLP_* settings
+// apply), the state saved as batches are accepted.
+func runUsagePush(ctx context.Context, env *appEnv, sus []*stats.SessionUsage, opt usageExportOptions) error {
+	st, err := usageexport.LoadState(opt.state)
+	if err != nil {
+		return err
+	}
+	exp, err := otlpmetrichttp.New(ctx, otlpmetrichttp.WithEndpointURL(opt.otlp))
+	if err != nil {
+		return fmt.Errorf("otlp exporter: %w", err)
+	}
+	defer exp.Shutdown(context.WithoutCancel(ctx))
+	res, err := usageexport.Push(ctx, sus, usageexport.OTLPOptions{Exporter: exp, State: st, Machine: opt.machine, Now: env.now})
+	fmt.Fprintf(env.stdout, "sent %d requests in %d batches to %s; %d sent before (state %s)\n",
+		res.Sent, res.Batches, termtext.Line(opt.otlp), res.AlreadySent, termtext.Line(opt.state))
+	if err != nil && ctx.Err() != nil {
+		return errInterrupted
+	}
+	return err
+}
