@@ -1,0 +1,110 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sessctl/sessctl/internal/fakemodel"
+)
+
+// EnvKimiCodeFixtures, if set to a directory, makes TestKimiCodeResume
+// copy the Kimi Code store it made there (testdata/kimi-code-2.1.0 was made
+// so: see its README).
+const EnvKimiCodeFixtures = "SESSCTL_E2E_KIMI_CODE_FIXTURES"
+
+// TestKimiCodeResume: Kimi Code resumes its own session with the history
+// `sessctl show` predicts (a Bash call and its result, a thinking turn,
+// its injected reminders), `checkpoints` numbers its turns, `check` finds
+// every record type known, `ls` lists it, and `stats` counts exactly the
+// usage the fake server reported.
+func TestKimiCodeResume(t *testing.T) {
+	h := NewKimiCodeHarness(t)
+	id := h.KimiCodePrompt("Please list the files here")
+	h.KimiCodeResume(id, "NOTOOL turn B")
+	h.KimiCodeResume(id, "THINK then list the files")
+	h.KimiCodeResume(id, "NOTOOL turn D")
+	wire := h.KimiCodeSessionFile(id)
+
+	types := KimiCodeRecordTypes(t, wire)
+	for _, k := range []string{"metadata", "profile.bind", "turn.prompt", "context.append_message",
+		"context.append_loop_event/tool.call", "context.append_loop_event/tool.result", "usage.record", "llm.request"} {
+		if types[k] == 0 {
+			t.Errorf("the wire has no %s record (types %v)", k, types)
+		}
+	}
+
+	store := filepath.Join(h.Home, ".kimi-code")
+	out, err := h.SessctlRun("check", store)
+	if err != nil {
+		t.Errorf("sessctl check on a clean Kimi Code store: %v\n%s", err, out)
+	}
+
+	var ls []struct {
+		Agent   string `json:"agent"`
+		ID      string `json:"id"`
+		Project string `json:"project"`
+	}
+	lsOut := h.Sessctl("ls", "--json", "--root", store)
+	if err := json.Unmarshal([]byte(lsOut), &ls); err != nil {
+		// one JSON object a line
+		ls = nil
+		dec := json.NewDecoder(strings.NewReader(lsOut))
+		for dec.More() {
+			var e struct {
+				Agent   string `json:"agent"`
+				ID      string `json:"id"`
+				Project string `json:"project"`
+			}
+			if err := dec.Decode(&e); err != nil {
+				t.Fatalf("ls --json: %v\n%s", err, lsOut)
+			}
+			ls = append(ls, e)
+		}
+	}
+	if len(ls) != 1 || ls[0].Agent != "kimi-code" || ls[0].ID != id || ls[0].Project != h.Project {
+		t.Errorf("ls --json: %+v, want one kimi-code session %s in %s", ls, id, h.Project)
+	}
+
+	// stats counts what the fake server reported: prompt + completion
+	// tokens of every Chat Completions response
+	var want int64
+	calls := 0
+	for _, r := range h.Requests() {
+		if r.Kind == fakemodel.KindChat && r.Reply != nil {
+			want += int64(r.Reply.Usage.InputTokens + r.Reply.Usage.OutputTokens)
+			calls++
+		}
+	}
+	var st struct {
+		Recorded struct {
+			Input         int64          `json:"input_tokens"`
+			Output        int64          `json:"output_tokens"`
+			CacheRead     int64          `json:"cache_read_tokens"`
+			CacheCreation int64          `json:"cache_creation_tokens"`
+			Requests      int            `json:"requests"`
+			ByModel       map[string]any `json:"by_model"`
+		} `json:"recorded"`
+	}
+	stOut := h.Sessctl("stats", "--json", "--root", store)
+	if err := json.Unmarshal([]byte(stOut), &st); err != nil {
+		t.Fatalf("stats --json: %v\n%s", err, stOut)
+	}
+	tt := st.Recorded
+	if got := tt.Input + tt.Output + tt.CacheRead + tt.CacheCreation; got != want || want == 0 || tt.Requests != calls {
+		t.Errorf("stats counts %d tokens in %d requests (%+v); the fake server reported %d in %d", got, tt.Requests, tt, want, calls)
+	}
+	// the provider's model id (llm.request), not the configuration's alias
+	if _, ok := tt.ByModel["gpt-5"]; !ok || len(tt.ByModel) != 1 {
+		t.Errorf("stats models %v, want gpt-5 only", tt.ByModel)
+	}
+
+	if dir := os.Getenv(EnvKimiCodeFixtures); dir != "" {
+		if err := copyTree(store, dir); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("e2e: Kimi Code store copied to %s", dir)
+	}
+}
