@@ -292,6 +292,7 @@ exporter = "none"
 		"NO_PROXY=127.0.0.1,localhost",
 		"no_proxy=127.0.0.1,localhost",
 		"KIMI_CODE_NO_AUTO_UPDATE=1",
+		"KIMI_DISABLE_TELEMETRY=1",
 	}
 	for _, k := range []string{"USER", "LOGNAME"} {
 		if v, ok := os.LookupEnv(k); ok {

@@ -108,3 +108,35 @@ func TestKimiCodeResume(t *testing.T) {
 		t.Logf("e2e: Kimi Code store copied to %s", dir)
 	}
 }
+
+// TestKimiCodeRevert: `sessctl revert --checkpoint 1` cuts the main wire
+// before turn 1; Kimi Code resumes it with exactly the history before that
+// turn (the oracle), numbers the new prompt turn 1, keeps appending to the
+// same wire, and the bytes before the cut stay as they were.
+func TestKimiCodeRevert(t *testing.T) {
+	h := NewKimiCodeHarness(t)
+	id := h.KimiCodePrompt("Please list the files here")
+	h.KimiCodeResume(id, "NOTOOL turn B")
+	h.KimiCodeResume(id, "NOTOOL turn C")
+	wire := h.KimiCodeSessionFile(id)
+
+	h.Revert(wire, 1)
+	cut := h.ReadFile(wire)
+	if strings.Contains(string(cut), "turn B") || !strings.HasSuffix(string(cut), "\n") {
+		t.Fatalf("after the revert the wire still holds turn B, or does not end with a newline")
+	}
+	h.KimiCodeResume(id, "NOTOOL turn D")
+	after := h.ReadFile(wire)
+	if !strings.HasPrefix(string(after), string(cut)) {
+		t.Errorf("Kimi Code rewrote the reverted wire instead of appending to it")
+	}
+	var texts []string
+	for _, it := range h.Show(wire) {
+		if it.Prompt {
+			texts = append(texts, it.Text)
+		}
+	}
+	if strings.Join(texts, "|") != "Please list the files here|NOTOOL turn D" {
+		t.Errorf("prompts after revert and resume: %q", texts)
+	}
+}

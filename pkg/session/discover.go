@@ -246,6 +246,8 @@ var (
 		"todos": true, "plans": true, "statsig": true, "ide": true, "debug": true, "backups": true,
 		"user-history": true, "logs": true, "log": true, "node_modules": true, ".git": true,
 		"plugins": true, "skills": true, ".tmp": true, "cache": true,
+		// Kimi Code: telemetry events it failed to send (failed_<hex>.jsonl)
+		"telemetry": true,
 	}
 	notSessionFile = map[string]bool{
 		"history.jsonl": true, "session_index.jsonl": true,
