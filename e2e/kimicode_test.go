@@ -140,3 +140,32 @@ func TestKimiCodeRevert(t *testing.T) {
 		t.Errorf("prompts after revert and resume: %q", texts)
 	}
 }
+
+// TestKimiCodeAutoCompaction: a response reporting 200,000 prompt tokens
+// (BIGUSAGE; the window is 200,000) makes Kimi Code compact on its own
+// (context.apply_compaction). Resumed afterwards, it sends what show
+// predicts: the prompts kept (merged into one message), the summary, the
+// continuation reminder and what followed. A revert to the turn before the
+// compaction takes the compaction away, and Kimi Code resumes with the
+// history it had before that turn.
+func TestKimiCodeAutoCompaction(t *testing.T) {
+	h := NewKimiCodeHarness(t)
+	id := h.KimiCodePrompt("NOTOOL turn A")
+	h.KimiCodeResume(id, "BIGUSAGE then list the files")
+	wire := h.KimiCodeSessionFile(id)
+	if types := KimiCodeRecordTypes(t, wire); types["context.apply_compaction"] != 1 {
+		t.Fatalf("Kimi Code did not compact once: record types %v", types)
+	}
+	h.KimiCodeResume(id, "NOTOOL turn C")
+	var summary bool
+	for _, it := range h.Show(wire) {
+		if it.Type == "summary" {
+			summary = true
+		}
+	}
+	if !summary {
+		t.Errorf("show lists no compaction summary")
+	}
+	h.Revert(wire, 1)
+	h.KimiCodeResume(id, "NOTOOL turn D")
+}

@@ -108,8 +108,9 @@ func (req *chatRequest) items() []Item {
 // or a prompt steered by the keywords (NOTOOL, THINK: a reasoning_content
 // delta, BIGUSAGE: prompt_tokens 200000 with 150000 cached, READ:<path>: a
 // Read {"path": …} call, SLOWTOOL). The default tool call is Kimi Code's
-// Bash {"command":"ls"}. Kimi Code's compaction prompt has no rule of its
-// own yet (its /compact is not a command in -p mode).
+// Bash {"command":"ls"}. Kimi Code's compaction request ("Create a handoff
+// summary") gets the summary text; BIGUSAGE is ignored once the history
+// holds a compaction summary (it quotes the prompt).
 func PlanChat(body []byte) (Plan, error) {
 	req, err := decodeChat(body)
 	if err != nil {
@@ -138,7 +139,17 @@ func PlanChat(body []byte) (Plan, error) {
 	}
 	toolResult := last != nil && last.Role == "tool"
 
+	compacted := false // the history holds Kimi Code's compaction summary
+	for _, m := range req.Messages {
+		if m.Role == "user" && strings.HasPrefix(strings.Join(m.texts(), "\n"), kimiSummaryPrefix) {
+			compacted = true
+		}
+	}
+
 	switch {
+	case !toolResult && strings.Contains(prompt, kimiCompactMarker):
+		p.Reason = ReasonCompaction
+		p.Text = summaryText(req.userTexts(), kimiCompactMarker)
 	case toolResult:
 		p.Reason = ReasonToolResult
 		p.Text = "Done. The tool returned: " + clip(collapse(strings.Join(last.texts(), "\n")), 200)
@@ -163,7 +174,7 @@ func PlanChat(body []byte) (Plan, error) {
 			p.Tool.Input = mustJSON(map[string]string{"command": slowCommand})
 		}
 	}
-	if strings.Contains(prompt, KeywordThink) {
+	if p.Reason != ReasonCompaction && strings.Contains(prompt, KeywordThink) {
 		p.Thinking = thinkingText
 	}
 
@@ -171,7 +182,9 @@ func PlanChat(body []byte) (Plan, error) {
 	est := estimateTokens(body)
 	p.Usage.InputTokens = est
 	p.Usage.CachedTokens = est * 70 / 100
-	if !toolResult && strings.Contains(prompt, KeywordBigUsage) {
+	// not after a compaction: its summary quotes the prompt, and Kimi Code
+	// would compact again and again
+	if !toolResult && !compacted && p.Reason != ReasonCompaction && strings.Contains(prompt, KeywordBigUsage) {
 		p.Usage.InputTokens = 200000
 		p.Usage.CachedTokens = 150000
 	}
@@ -182,6 +195,15 @@ func PlanChat(body []byte) (Plan, error) {
 	p.Usage.TotalTokens = p.Usage.InputTokens + p.Usage.OutputTokens
 	return p, nil
 }
+
+// Kimi Code 2.1.0's compaction: the request's last user message starts
+// "You are about to run out of context. Create a handoff summary …"; the
+// summary then enters the history as a user message starting
+// kimiSummaryPrefix.
+const (
+	kimiCompactMarker = "Create a handoff summary"
+	kimiSummaryPrefix = "The conversation so far has been compacted"
+)
 
 func (p *Plan) finishReason() string {
 	if p.Tool != nil {

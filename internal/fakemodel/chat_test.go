@@ -269,3 +269,25 @@ func TestChatItemsAndUserTexts(t *testing.T) {
 		t.Errorf("user texts %q %v", texts, err)
 	}
 }
+
+// TestChatKimiCompaction: Kimi Code's compaction request gets a summary;
+// after it, BIGUSAGE in the quoted prompt does not trigger another one.
+func TestChatKimiCompaction(t *testing.T) {
+	p, err := PlanChat([]byte(chatBody(t, chatUser("BIGUSAGE list"), chatReminder,
+		chatUser("You are about to run out of context. Create a handoff summary for the\nmodel that will resume"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Reason != ReasonCompaction || !strings.Contains(p.Text, "- BIGUSAGE list") || p.Tool != nil || p.Usage.InputTokens == 200000 {
+		t.Errorf("compaction reply %+v", p)
+	}
+	p, _ = PlanChat([]byte(chatBody(t, chatUser("BIGUSAGE list"),
+		chatUser("The conversation so far has been compacted to free up context.\n- BIGUSAGE list"))))
+	if p.Usage.InputTokens == 200000 {
+		t.Error("BIGUSAGE counted again after a compaction")
+	}
+	p, _ = PlanChat([]byte(chatBody(t, chatUser("BIGUSAGE list"))))
+	if p.Usage.InputTokens != 200000 || p.Usage.CachedTokens != 150000 {
+		t.Errorf("BIGUSAGE usage %+v", p.Usage)
+	}
+}

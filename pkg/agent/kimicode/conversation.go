@@ -76,6 +76,11 @@ type fmsg struct {
 	owner    string // an injection's ownerPromptId
 	inject   bool
 	summary  bool
+	// userOrigin: a message of origin "user", which Kimi Code's request
+	// projection merges with the next such message (canMergeUserMessage)
+	userOrigin bool
+	// keptFrom is the message a compaction kept (a copy of it is live)
+	keptFrom *fmsg
 }
 
 // fold is Kimi Code's replay of a wire.
@@ -189,6 +194,7 @@ func (f *fold) record(r *session.Record, raw []byte) error {
 		x.m.Prompt = m.isPrompt()
 		x.m.Injected = m.injected()
 		x.prompt, x.promptID, x.inject = m.isPrompt(), m.ID, m.injected()
+		x.userOrigin = m.Role == "user" && m.Origin != nil && m.Origin.Kind == "user"
 		if m.Origin != nil {
 			x.owner = m.Origin.OwnerPromptID
 			x.summary = m.Origin.Kind == "compaction_summary"
@@ -213,6 +219,19 @@ func (f *fold) record(r *session.Record, raw []byte) error {
 			return nil
 		}
 		f.loopEvent(&l.Event, r)
+	case "context.apply_compaction":
+		var l struct {
+			Summary              json.RawMessage `json:"summary"`
+			ContextSummary       *string         `json:"contextSummary"`
+			CompactedCount       *int            `json:"compactedCount"`
+			Count                *int            `json:"count"`
+			KeptUserMessageCount *int            `json:"keptUserMessageCount"`
+			LegacyTail           *bool           `json:"legacyTail"`
+		}
+		if json.Unmarshal(jsonObj(r, raw), &l) != nil {
+			return nil
+		}
+		f.compact(l.Summary, l.ContextSummary, l.CompactedCount, l.Count, l.KeptUserMessageCount, l.LegacyTail)
 	case "context.clear":
 		f.reset()
 		for _, m := range f.msgs {
@@ -308,6 +327,82 @@ func (f *fold) loopEvent(ev *loopEvent, r *session.Record) {
 		f.push(m)
 		f.flushDeferred()
 	}
+}
+
+// compactionContinuation is the reminder Kimi Code puts after a
+// compaction summary (buildCompactionContinuationText).
+const compactionContinuation = "<system-reminder>\nContext compaction is complete — continue the work that was in progress when it began.\n</system-reminder>"
+
+// compact is Kimi Code's context.apply_compaction
+// (buildContextCompactionShape): the user's own messages so far are kept,
+// then the summary, then a continuation reminder; a legacy record (no
+// keptUserMessageCount) keeps the summary and the messages after the
+// first compactedCount instead. Kimi Code elides the kept user messages
+// beyond 20,000 tokens (2,000 of the oldest, the newest after a note);
+// that is not modelled.
+func (f *fold) compact(rawSummary json.RawMessage, contextSummary *string, compacted, count, kept *int, legacyTail *bool) {
+	text := ""
+	switch {
+	case contextSummary != nil:
+		text = *contextSummary
+	default:
+		var s string
+		if json.Unmarshal(rawSummary, &s) == nil {
+			text = s
+		} else {
+			var m wireMessage
+			if json.Unmarshal(rawSummary, &m) == nil {
+				text, _ = partsText(m.Content)
+			}
+		}
+	}
+	n := 0
+	if compacted != nil {
+		n = *compacted
+	} else if count != nil {
+		n = *count
+	}
+	history := f.msgs
+	f.reset()
+	for i := range f.turns {
+		// the turns so far are summarised: a cut before one of them
+		// takes the compaction away
+		f.turns[i].CompactedAfter = true
+		f.turns[i].State = session.Compacted
+	}
+	summary := f.msg(session.RoleUser)
+	summary.m.Text, summary.m.Summary, summary.summary = text, true, true
+	var live []*fmsg
+	if (legacyTail != nil && *legacyTail) || kept == nil {
+		live = append(live, summary)
+		if n < len(history) {
+			for _, m := range history[:n] {
+				m.m.State = session.Compacted
+			}
+			live = append(live, history[n:]...)
+		} else {
+			for _, m := range history {
+				m.m.State = session.Compacted
+			}
+		}
+		f.all = append(f.all, summary)
+		f.msgs = live
+		return
+	}
+	for _, m := range history {
+		if m.prompt && !m.summary {
+			c := *m
+			c.keptFrom = m
+			live = append(live, &c)
+			continue
+		}
+		m.m.State = session.Compacted
+	}
+	cont := f.msg(session.RoleUser)
+	cont.m.Text, cont.m.Injected, cont.inject = compactionContinuation, true, true
+	live = append(live, summary, cont)
+	f.all = append(f.all, summary, cont)
+	f.msgs = live
 }
 
 // undo is Kimi Code's context.undo: the last count prompts go, with
@@ -453,20 +548,40 @@ func (Home) History(ctx context.Context, path string, opt session.HistoryOptions
 	if err != nil {
 		return err
 	}
-	list := f.msgs
 	if opt.All {
-		list = f.all
-	}
-	for _, m := range list {
-		if m.m.State != session.Live && !opt.All {
-			continue
+		for _, m := range f.all {
+			mm := m.m
+			if err := fn(&mm); err != nil {
+				return err
+			}
 		}
-		mm := m.m
+		return nil
+	}
+	for _, mm := range mergeUsers(f.msgs) {
 		if err := fn(&mm); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// mergeUsers is Kimi Code's request projection (flattenBlocks): adjacent
+// user messages of origin "user" are sent as one, their texts joined by
+// a blank line. It happens where nothing came between two prompts: the
+// prompts a compaction kept, a prompt whose turn wrote nothing else.
+func mergeUsers(msgs []*fmsg) []session.Message {
+	var out []session.Message
+	merging := false
+	for _, m := range msgs {
+		if m.userOrigin && merging {
+			last := &out[len(out)-1]
+			last.Text += "\n\n" + m.m.Text
+			continue
+		}
+		out = append(out, m.m)
+		merging = m.userOrigin
+	}
+	return out
 }
 
 // InjectedContext reports whether an item of a conversation is context

@@ -312,3 +312,65 @@ func TestFoldUndoAndInterrupted(t *testing.T) {
 		t.Errorf("an undo of more turns than there are changes nothing: %s", got)
 	}
 }
+
+// TestHistoryAfterCompaction: the live history of a wire Kimi Code
+// compacted on its own: the prompts kept (sent as one message), the
+// summary, the continuation reminder, then what followed; the turns
+// before the compaction are marked compacted.
+func TestHistoryAfterCompaction(t *testing.T) {
+	path := "testdata/compacted.wire.jsonl"
+	var got []string
+	err := Home{}.History(context.Background(), path, session.HistoryOptions{}, func(m *session.Message) error {
+		s := string(m.Role)
+		for _, f := range []struct {
+			on   bool
+			name string
+		}{{m.Prompt, "prompt"}, {m.Summary, "summary"}, {m.Injected, "injected"}} {
+			if f.on {
+				s += " " + f.name
+			}
+		}
+		text := m.Text
+		if len(text) > 60 {
+			text = text[:60]
+		}
+		got = append(got, s+" "+strings.ReplaceAll(text, "\n", `\n`))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`user prompt NOTOOL turn A\n\nBIGUSAGE then list the files`,
+		`user summary The conversation so far has been compacted to free up contex`,
+		`user injected <system-reminder>\nContext compaction is complete — continu`,
+		`user injected <system-reminder>\nToday's date is 2026-11-26. The current da`,
+		`user injected <system-reminder>\nAuto permission mode is active. Tool appro`,
+		`assistant ACK: The conversation so far has been compact`,
+		`user prompt NOTOOL turn C`,
+		`user injected <system-reminder>\nAuto permission mode is active. Tool appro`,
+		`assistant ACK: NOTOOL turn C`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("history:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	turns, err := Home{}.Turns(context.Background(), path)
+	if err != nil || len(turns) != 3 {
+		t.Fatalf("turns %+v %v", turns, err)
+	}
+	for i, tn := range turns {
+		if (i < 2) != (tn.State == session.Compacted && tn.CompactedAfter) {
+			t.Errorf("turn %d: state %s, compacted after %v", i, tn.State, tn.CompactedAfter)
+		}
+	}
+	// with --all, every message once, in file order, the compacted ones so
+	// marked
+	states := map[session.State]int{}
+	Home{}.History(context.Background(), path, session.HistoryOptions{All: true}, func(m *session.Message) error {
+		states[m.State]++
+		return nil
+	})
+	if states[session.Compacted] == 0 || states[session.Live] < len(want) {
+		t.Errorf("--all states %v", states)
+	}
+}
