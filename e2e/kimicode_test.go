@@ -169,3 +169,38 @@ func TestKimiCodeAutoCompaction(t *testing.T) {
 	h.Revert(wire, 1)
 	h.KimiCodeResume(id, "NOTOOL turn D")
 }
+
+// TestKimiCodeCompact: `sessctl compact --keep 2` appends one
+// context.apply_compaction record (a legacy-tail one: the summary, then
+// the history after the compacted messages, left in place); Kimi Code
+// resumes with exactly what show predicts — the summary and the kept
+// tail — and goes on appending.
+func TestKimiCodeCompact(t *testing.T) {
+	h := NewKimiCodeHarness(t)
+	id := h.KimiCodePrompt("Please list the files here OLDONE")
+	h.KimiCodeResume(id, "NOTOOL turn B OLDTWO")
+	h.KimiCodeResume(id, "NOTOOL turn C KEEPTHREE")
+	wire := h.KimiCodeSessionFile(id)
+	orig := h.ReadFile(wire)
+	h.Sessctl("compact", "--force", "--keep", "2", wire)
+	compacted := h.ReadFile(wire)
+	if !strings.HasPrefix(string(compacted), string(orig)) ||
+		strings.Count(string(compacted[len(orig):]), "\n") != 1 ||
+		!strings.Contains(string(compacted[len(orig):]), `"type":"context.apply_compaction"`) {
+		t.Fatalf("compact did not append exactly one context.apply_compaction line:\n%s", compacted[len(orig):])
+	}
+	h.KimiCodeResume(id, "NOTOOL turn D")
+	sent, err := h.LastModelCall().Items()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// turn B's prompt went into the summary; turn C's is sent as it is
+	texts := map[string]bool{}
+	for _, it := range sent {
+		texts[it.Text] = true
+	}
+	if texts["NOTOOL turn B OLDTWO"] || texts["ACK: NOTOOL turn B OLDTWO"] || !texts["NOTOOL turn C KEEPTHREE"] {
+		t.Errorf("after compact, Kimi Code sent turn B's messages or not turn C's: %v", sent)
+	}
+	h.KimiCodeResume(id, "NOTOOL turn E")
+}

@@ -364,16 +364,23 @@ func (f *fold) compact(rawSummary json.RawMessage, contextSummary *string, compa
 	}
 	history := f.msgs
 	f.reset()
+	legacy := (legacyTail != nil && *legacyTail) || kept == nil
+	boundary := int64(-1) // turns from here on stay live (a legacy tail)
+	if legacy && n < len(history) {
+		boundary = history[n].m.Offset
+	}
 	for i := range f.turns {
-		// the turns so far are summarised: a cut before one of them
-		// takes the compaction away
+		// the turns summarised: a cut before one of them takes the
+		// compaction away
 		f.turns[i].CompactedAfter = true
-		f.turns[i].State = session.Compacted
+		if boundary < 0 || f.turns[i].Offset < boundary {
+			f.turns[i].State = session.Compacted
+		}
 	}
 	summary := f.msg(session.RoleUser)
 	summary.m.Text, summary.m.Summary, summary.summary = text, true, true
 	var live []*fmsg
-	if (legacyTail != nil && *legacyTail) || kept == nil {
+	if legacy {
 		live = append(live, summary)
 		if n < len(history) {
 			for _, m := range history[:n] {

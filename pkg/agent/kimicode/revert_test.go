@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/sessctl/sessctl/pkg/checkpoint"
+	"github.com/sessctl/sessctl/pkg/compact/layout"
 	"github.com/sessctl/sessctl/pkg/session"
 )
 
@@ -69,5 +71,61 @@ func TestRevertCutsAtTurnPrompt(t *testing.T) {
 	}
 	if _, err := checkpoint.PlanRevert(context.Background(), path, Agent, 1, checkpoint.Rollback); err == nil {
 		t.Error("a rollback mechanism was accepted")
+	}
+}
+
+// TestCompactLayoutLegacyTail: the appended record compacts exactly the
+// history before the split; the live history after it is the summary
+// then the kept tail as it was, and the turns in the tail stay live.
+// (TestKimiCodeCompact proves Kimi Code resumes such a record so.)
+func TestCompactLayoutLegacyTail(t *testing.T) {
+	path := wirePath(t)
+	orig, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns, err := Home{}.Turns(context.Background(), path)
+	if err != nil || len(turns) != 4 {
+		t.Fatal(turns, err)
+	}
+	var before []session.Message
+	Home{}.History(context.Background(), path, session.HistoryOptions{}, func(m *session.Message) error {
+		before = append(before, *m)
+		return nil
+	})
+	split := turns[2].Offset // keep turns 2 and 3
+	var tail []string
+	for _, m := range before {
+		if m.Offset >= split {
+			tail = append(tail, string(m.Role)+":"+m.Text)
+		}
+	}
+	f, err := scan(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := (&compactLayout{fold: f}).Write(&layout.Compaction{Summary: "SUMMARY", SplitOffset: split, Now: time.Unix(1, 0)})
+	if err != nil || !out.Append || len(out.Lines) != 1 {
+		t.Fatalf("%+v %v", out, err)
+	}
+	dir := t.TempDir()
+	cp := filepath.Join(dir, "wire.jsonl")
+	if err := os.WriteFile(cp, append(append(orig, out.Lines[0]...), '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	Home{}.History(context.Background(), cp, session.HistoryOptions{}, func(m *session.Message) error {
+		got = append(got, string(m.Role)+":"+m.Text)
+		return nil
+	})
+	want := append([]string{"user:SUMMARY"}, tail...)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("after the record:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	after, _ := Home{}.Turns(context.Background(), cp)
+	for i, tn := range after {
+		if (tn.State == session.Compacted) != (i < 2) {
+			t.Errorf("turn %d: state %s", i, tn.State)
+		}
 	}
 }
