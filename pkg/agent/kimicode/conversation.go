@@ -79,8 +79,6 @@ type fmsg struct {
 	// userOrigin: a message of origin "user", which Kimi Code's request
 	// projection merges with the next such message (canMergeUserMessage)
 	userOrigin bool
-	// keptFrom is the message a compaction kept (a copy of it is live)
-	keptFrom *fmsg
 }
 
 // fold is Kimi Code's replay of a wire.
@@ -398,8 +396,7 @@ func (f *fold) compact(rawSummary json.RawMessage, contextSummary *string, compa
 	}
 	for _, m := range history {
 		if m.prompt && !m.summary {
-			c := *m
-			c.keptFrom = m
+			c := *m // a copy: the original keeps its place in f.all
 			live = append(live, &c)
 			continue
 		}
