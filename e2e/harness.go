@@ -137,8 +137,13 @@ type Harness struct {
 	ClaudeVersion string
 
 	claude, codex string
-	env           []string
-	last          Run
+	// kimiCodeOnly: the harness runs Kimi Code only (NewKimiCodeHarness);
+	// kimiNode and kimiMain are its Node and entry point.
+	kimiCodeOnly       bool
+	KimiCodeVersion    string
+	kimiNode, kimiMain string
+	env                []string
+	last               Run
 	// before holds, per session file and turn number, the live history
 	// show predicted just before that turn was resumed (see Revert).
 	before map[string]map[int][]ShowItem
@@ -174,19 +179,25 @@ func NewHarness(t testing.TB, opts ...Option) *Harness {
 	for _, o := range opts {
 		o(h)
 	}
-	h.claude, err = findClient(ClaudeDir(dir, h.ClaudeVersion), "claude", "@anthropic-ai/claude-code", h.ClaudeVersion)
-	if err != nil {
-		t.Fatal(err)
-	}
-	codexDir, codexVersion := dir, CodexVersion
-	if v := os.Getenv(EnvCodex); v != "" && v != CodexVersion {
-		// another Codex (make e2e-latest), in its own directory as the
-		// second Claude Code is
-		codexDir, codexVersion = filepath.Join(dir, "codex-"+v), v
-	}
-	h.codex, err = findClient(codexDir, "codex", "@openai/codex", codexVersion)
-	if err != nil {
-		t.Fatal(err)
+	if h.kimiCodeOnly {
+		if err := h.findKimiCode(dir); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		h.claude, err = findClient(ClaudeDir(dir, h.ClaudeVersion), "claude", "@anthropic-ai/claude-code", h.ClaudeVersion)
+		if err != nil {
+			t.Fatal(err)
+		}
+		codexDir, codexVersion := dir, CodexVersion
+		if v := os.Getenv(EnvCodex); v != "" && v != CodexVersion {
+			// another Codex (make e2e-latest), in its own directory as the
+			// second Claude Code is
+			codexDir, codexVersion = filepath.Join(dir, "codex-"+v), v
+		}
+		h.codex, err = findClient(codexDir, "codex", "@openai/codex", codexVersion)
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	h.Root = t.TempDir()
@@ -255,6 +266,9 @@ exporter = "none"
 	if err := os.WriteFile(filepath.Join(h.Home, ".codex", "config.toml"), []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if h.kimiCodeOnly {
+		h.writeKimiCodeConfig()
+	}
 
 	// A clean environment: nothing of the developer's (API keys, proxies,
 	// CLAUDE_CONFIG_DIR, CODEX_HOME, …) leaks into the clients.
@@ -277,6 +291,8 @@ exporter = "none"
 		"FAKE_OPENAI_KEY=" + fakeOpenAIKey,
 		"NO_PROXY=127.0.0.1,localhost",
 		"no_proxy=127.0.0.1,localhost",
+		"KIMI_CODE_NO_AUTO_UPDATE=1",
+		"KIMI_DISABLE_TELEMETRY=1",
 	}
 	for _, k := range []string{"USER", "LOGNAME"} {
 		if v, ok := os.LookupEnv(k); ok {

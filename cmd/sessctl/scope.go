@@ -27,7 +27,7 @@ func noColorFlag() cli.Flag {
 }
 
 func agentFlag() cli.Flag {
-	return &cli.StringFlag{Name: "agent", Usage: "only sessions of `AGENT` (kimi, claude, codex, clawdcode)"}
+	return &cli.StringFlag{Name: "agent", Usage: "only sessions of `AGENT` (kimi, kimi-code, claude, codex, clawdcode)"}
 }
 
 // agentOpt reads --agent: "" when it is not given.
@@ -38,7 +38,7 @@ func agentOpt(c *cli.Context) (session.Agent, error) {
 	}
 	ag, ok := session.ParseAgent(a)
 	if !ok {
-		return "", usageErrorf("unknown agent %q", a).withHint("agents are kimi, claude, codex and clawdcode")
+		return "", usageErrorf("unknown agent %q", a).withHint("agents are kimi, kimi-code, claude, codex and clawdcode")
 	}
 	return ag, nil
 }

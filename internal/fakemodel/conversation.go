@@ -64,6 +64,10 @@ func (it Item) String() string {
 //     text), function_call_output and custom_tool_call_output tool
 //     results, reasoning a thinking item with its summary texts joined
 //     by "\n".
+//   - Chat Completions: every messages[] entry: its reasoning_content a
+//     thinking item, its text parts joined by "\n" a text item (none for
+//     an assistant message with only tool calls), each tool_calls entry a
+//     tool call (arguments as text), a role "tool" message a tool result.
 //
 // Nothing is filtered: which items are the client's injected context is
 // the e2e harness's business (one rule per agent, docs/show.md).
@@ -81,6 +85,12 @@ func (r Request) Items() ([]Item, error) {
 			return nil, err
 		}
 		return req.items()
+	case KindChat:
+		req, err := decodeChat(r.Body)
+		if err != nil {
+			return nil, err
+		}
+		return req.items(), nil
 	}
 	return nil, fmt.Errorf("fakemodel: request %d (%s %s) is not a model call", r.N, r.Method, r.Path)
 }

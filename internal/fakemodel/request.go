@@ -26,7 +26,9 @@ func (r Request) Header(name string) string { return r.Headers[strings.ToLower(n
 
 // IsModelCall reports whether r asked a model for an answer (a Messages or
 // Responses request).
-func (r Request) IsModelCall() bool { return r.Kind == KindMessages || r.Kind == KindResponses }
+func (r Request) IsModelCall() bool {
+	return r.Kind == KindMessages || r.Kind == KindResponses || r.Kind == KindChat
+}
 
 // CodexTurnMetadata decodes Codex's X-Codex-Turn-Metadata header (a JSON
 // object with session_id, thread_id, turn_id, window_number, request_kind,
@@ -51,7 +53,9 @@ func (r Request) CodexTurnMetadata() map[string]any {
 //     blocks are not user texts);
 //   - Responses API: for every input[] item of type "message" with role
 //     "user", each input_text part, except the context Codex injects
-//     (<environment_context>, <user_instructions>, AGENTS.md, …).
+//     (<environment_context>, <user_instructions>, AGENTS.md, …);
+//   - Chat Completions: for every messages[] entry with role "user", the
+//     string content or each text part.
 //
 // Texts that clients synthesise as user messages (Claude's "Continue from
 // where you left off.", /compact command echoes, Codex's compaction bridge
@@ -66,6 +70,12 @@ func (r Request) UserTexts() ([]string, error) {
 		return req.userTexts(), nil
 	case KindResponses:
 		req, err := decodeResponses(r.Body)
+		if err != nil {
+			return nil, err
+		}
+		return req.userTexts(), nil
+	case KindChat:
+		req, err := decodeChat(r.Body)
 		if err != nil {
 			return nil, err
 		}

@@ -46,7 +46,7 @@ import (
 // cache_read_input_tokens 185000, Codex input_tokens 200000 with 150000
 // cached.
 type Plan struct {
-	API      string    `json:"api"` // KindMessages or KindResponses
+	API      string    `json:"api"` // KindMessages, KindResponses or KindChat
 	Reason   string    `json:"reason"`
 	Prompt   string    `json:"prompt,omitempty"` // the prompt the reply was chosen from (first 200 characters)
 	Model    string    `json:"model"`
@@ -328,6 +328,11 @@ func (p *Plan) assignIDs(body []byte, n int) {
 		}
 		if p.Tool != nil {
 			p.Tool.ID = id("toolu_", 1)
+		}
+	case KindChat:
+		p.ID = id("chatcmpl-", 0)
+		if p.Tool != nil {
+			p.Tool.ID = id("call_", 3)
 		}
 	case KindResponses:
 		p.ID = id("resp_", 0)

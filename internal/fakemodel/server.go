@@ -1,12 +1,15 @@
 // Package fakemodel is a deterministic fake model server for end-to-end tests
 // of the real Claude Code and Codex CLI binaries.
 //
-// It listens on 127.0.0.1 only and speaks just enough of two APIs:
+// It listens on 127.0.0.1 only and speaks just enough of three APIs:
 //
 //   - the Anthropic Messages API (POST /v1/messages, Claude Code adds
 //     ?beta=true), streamed as message_start … message_stop SSE events;
 //   - the OpenAI Responses API (POST /v1/responses), streamed as
-//     response.created … response.completed SSE events.
+//     response.created … response.completed SSE events;
+//   - the OpenAI Chat Completions API (POST /v1/chat/completions, as Kimi
+//     Code sends it), streamed as chat.completion.chunk data events ending
+//     in a usage chunk (with stream_options.include_usage) and [DONE].
 //
 // Every request is logged as one JSON line (headers without credentials, the
 // full JSON body, and a summary of the reply) before it is answered, both in
@@ -240,6 +243,19 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			req.Reply = &plan
 		})
 		serveResponses(w, plan)
+	case KindChat:
+		plan, err := PlanChat(body)
+		if err != nil {
+			req.Error = err.Error()
+			s.record(&req, nil)
+			writeOpenAIError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		s.record(&req, func(n int) {
+			plan.assignIDs(body, n)
+			req.Reply = &plan
+		})
+		serveChat(w, plan, chatIncludeUsage(body))
 	case KindCountTokens:
 		s.record(&req, nil)
 		writeJSON(w, http.StatusOK, map[string]any{"input_tokens": estimateTokens(body)})
@@ -262,6 +278,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 const (
 	KindMessages    = "messages"     // POST /v1/messages (Anthropic)
 	KindResponses   = "responses"    // POST /v1/responses (OpenAI)
+	KindChat        = "chat"         // POST /v1/chat/completions (OpenAI Chat Completions: Kimi Code)
 	KindCountTokens = "count_tokens" // POST /v1/messages/count_tokens
 	KindModels      = "models"       // GET /v1/models
 	KindOther       = "other"        // anything else: answered 404
@@ -274,6 +291,8 @@ func routeKind(method, path string) string {
 		return KindMessages
 	case method == http.MethodPost && path == "/v1/responses":
 		return KindResponses
+	case method == http.MethodPost && path == "/v1/chat/completions":
+		return KindChat
 	case method == http.MethodPost && path == "/v1/messages/count_tokens":
 		return KindCountTokens
 	case method == http.MethodGet && path == "/v1/models":

@@ -640,7 +640,7 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 
 func TestUnknownRoutesAndExtras(t *testing.T) {
 	s := start(t, Options{})
-	resp, _ := post(t, s.URL()+"/v1/chat/completions", "{}", nil)
+	resp, _ := post(t, s.URL()+"/v1/completions", "{}", nil)
 	if resp.StatusCode != 404 {
 		t.Errorf("unknown route: status %d", resp.StatusCode)
 	}

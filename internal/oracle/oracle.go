@@ -254,6 +254,14 @@ type Rule struct {
 	// ClaudeInterrupted result, then "No response requested." (2.1.197
 	// drops them; sessctl's show predicts either, by the file's version).
 	InterruptedCall bool `json:"interrupted_call,omitempty"`
+	// SystemFirst: the client sends its system prompt as a leading
+	// message of role "system", which the file keeps apart (Kimi Code:
+	// profile.bind); it is left out like Codex's developer message.
+	SystemFirst bool `json:"system_first,omitempty"`
+	// ContextAfterPrompt: the new turn's context comes after the new
+	// prompt (Kimi Code's permission-mode and date reminders); injected
+	// items at the end of the request are left out.
+	ContextAfterPrompt bool `json:"context_after_prompt,omitempty"`
 }
 
 // Check compares a prediction (show's live items, in send order) with the
@@ -273,8 +281,15 @@ func Check(f ContextFilter, rule Rule, predicted []ShowItem, sent []Item, prompt
 	}
 	got := FromRequest(keepAll{}, sent)
 	want := expected(FromShow(keepAll{}, predicted), prompt, rule)[0]
-	if len(got) > 0 && got[0].Role == string(session.RoleDeveloper) {
+	if len(got) > 0 && (got[0].Role == string(session.RoleDeveloper) ||
+		rule.SystemFirst && got[0].Role == string(session.RoleSystem)) {
 		got = got[1:] // the base instructions
+	}
+	if rule.ContextAfterPrompt {
+		// the new turn's context, after the prompt
+		for len(got) > 0 && f.InjectedContext(session.Role(got[len(got)-1].Role), got[len(got)-1].Text) {
+			got = got[:len(got)-1]
+		}
 	}
 	// the new turn's context, between the history and the prompt
 	if n := len(want) - 1; len(got) > len(want) && Diff(want[:n], got[:n]) == "" {

@@ -88,7 +88,7 @@ func Files(paths []string, agent session.Agent, opt Options) ([]*Report, error) 
 				continue // an empty file: a session with nothing in it yet
 			}
 			rep.Problems = append(rep.Problems, Problem{Path: path, Kind: UnknownFormat,
-				Message: "not a session file of a known agent (Kimi CLI, Claude Code, Codex, clawdcode)"})
+				Message: "not a session file of a known agent (Kimi CLI, Kimi Code, Claude Code, Codex, clawdcode)"})
 			continue
 		}
 		ctx := opt.Context

@@ -109,7 +109,7 @@ type Root struct {
 }
 
 // DefaultRoots returns each agent's store, honouring the agents' own
-// environment overrides: KIMI_SHARE_DIR, CLAUDE_CONFIG_DIR (comma-separated
+// environment overrides: KIMI_SHARE_DIR, KIMI_CODE_HOME, CLAUDE_CONFIG_DIR (comma-separated
 // list allowed, as ccusage does), CODEX_HOME. getenv and home are injected so
 // tests can fake them.
 func DefaultRoots(getenv func(string) string, home string) []Root {
@@ -119,6 +119,11 @@ func DefaultRoots(getenv func(string) string, home string) []Root {
 		kimi = filepath.Join(home, ".kimi")
 	}
 	roots = append(roots, Root{Path: kimi, Agent: Kimi})
+	kimiCode := getenv("KIMI_CODE_HOME")
+	if kimiCode == "" {
+		kimiCode = filepath.Join(home, ".kimi-code")
+	}
+	roots = append(roots, Root{Path: kimiCode, Agent: KimiCode})
 	if c := getenv("CLAUDE_CONFIG_DIR"); c != "" {
 		for _, p := range strings.Split(c, ",") {
 			if p = strings.TrimSpace(p); p != "" {
@@ -241,6 +246,8 @@ var (
 		"todos": true, "plans": true, "statsig": true, "ide": true, "debug": true, "backups": true,
 		"user-history": true, "logs": true, "log": true, "node_modules": true, ".git": true,
 		"plugins": true, "skills": true, ".tmp": true, "cache": true,
+		// Kimi Code: telemetry events it failed to send (failed_<hex>.jsonl)
+		"telemetry": true,
 	}
 	notSessionFile = map[string]bool{
 		"history.jsonl": true, "session_index.jsonl": true,
@@ -264,6 +271,13 @@ func (d *discoverer) dir(dir string, depth int) {
 	if e, ok := names["context.jsonl"]; ok && e.Type().IsRegular() {
 		d.kimiSession(dir)
 		return
+	}
+	// a session directory of a home that keeps one per session
+	for _, ds := range dirStores() {
+		if main := ds.SessionMain(dir, names); main != "" {
+			d.dirSession(ds, dir, main)
+			return
+		}
 	}
 	sidecars := map[string]bool{} // subdirectories taken by a session
 	for _, e := range ents {
@@ -392,6 +406,13 @@ func (d *discoverer) file(root Root, p string) *Session {
 	if parent := subagentParent(p); parent != "" {
 		// a subagent transcript named directly: the session it belongs to
 		return d.file(root, parent)
+	}
+	for _, ds := range dirStores() {
+		if dir := ds.SessionDirOf(p); dir != "" {
+			if main := ds.SessionMain(dir, nil); main != "" {
+				return d.dirSession(ds, dir, main)
+			}
+		}
 	}
 	if kimiRotRe.MatchString(name) || name == "context.jsonl" {
 		if _, err := os.Stat(filepath.Join(filepath.Dir(p), "context.jsonl")); err == nil {
@@ -553,6 +574,40 @@ func (d *discoverer) kimiSession(dir string) *Session {
 		}
 		if f, ok := d.stat(p, role); ok {
 			f.Rotation = rotation
+			s.Files = append(s.Files, f)
+		}
+		return nil
+	})
+	sortRotations(s)
+	d.res.Sessions = append(d.res.Sessions, s)
+	return s
+}
+
+// dirSession collects a session directory of a DirStore home: its main
+// transcript and every other regular file in it, classified by the home.
+func (d *discoverer) dirSession(ds DirStore, dir, main string) *Session {
+	abs := absPath(main)
+	if d.seen[abs] {
+		return nil
+	}
+	d.seen[abs] = true
+	s := &Session{Agent: ds.Agent(), ID: filepath.Base(dir), Main: main, Dir: dir, Root: d.root.Path,
+		Project: ds.DirProject(dir)}
+	filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			d.errorf(err)
+			return nil
+		}
+		if e.IsDir() || !e.Type().IsRegular() {
+			return nil
+		}
+		role := FileSide
+		if p == main {
+			role = FileMain
+		} else if rel, err := filepath.Rel(dir, p); err == nil {
+			role = ds.DirFileRole(rel)
+		}
+		if f, ok := d.stat(p, role); ok {
 			s.Files = append(s.Files, f)
 		}
 		return nil

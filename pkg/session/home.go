@@ -55,7 +55,7 @@ var (
 )
 
 // displayOrder fixes the order of Agents (tables, --help).
-var displayOrder = map[Agent]int{Kimi: 0, Claude: 1, Codex: 2, Clawdcode: 3}
+var displayOrder = map[Agent]int{Kimi: 0, KimiCode: 1, Claude: 2, Codex: 3, Clawdcode: 4}
 
 // Register makes a home known. It is called from the init function of each
 // agent's package; registering an agent twice panics.

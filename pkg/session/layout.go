@@ -1,6 +1,7 @@
 package session
 
 import (
+	"io/fs"
 	"path/filepath"
 	"strings"
 )
@@ -55,6 +56,40 @@ type CompressedStore interface {
 func ReadsCompressed(a Agent) bool {
 	c, ok := As[CompressedStore](a)
 	return ok && c.CompressesSessions()
+}
+
+// DirStore is implemented by homes whose client keeps each session in a
+// directory of its own with the transcript deeper inside it (Kimi Code:
+// sessions/wd_<slug>_<hash>/session_<uuid>/agents/main/wire.jsonl beside
+// state.json). Discovery takes the directory as one session: its id is the
+// directory's name, every regular file in it is the session's, and the
+// session's Dir is the directory (cleanup removes it as a whole).
+type DirStore interface {
+	Agent() Agent
+	// SessionMain returns the main transcript of dir when dir is one of
+	// the agent's session directories, "" otherwise. names, when not nil,
+	// are dir's entries by name.
+	SessionMain(dir string, names map[string]fs.DirEntry) string
+	// SessionDirOf returns the session directory that holds the file at
+	// path (named on the command line), or "".
+	SessionDirOf(path string) string
+	// DirFileRole says what a file of the session other than its main
+	// transcript is, from its path relative to the session directory.
+	DirFileRole(rel string) FileRole
+	// DirProject is the session's project (its working directory), or the
+	// best the directory names say.
+	DirProject(dir string) string
+}
+
+// dirStores returns the registered homes that are DirStores.
+func dirStores() []DirStore {
+	var out []DirStore
+	for _, h := range Homes() {
+		if ds, ok := h.(DirStore); ok {
+			out = append(out, ds)
+		}
+	}
+	return out
 }
 
 type defaultLayout struct{}

@@ -22,11 +22,14 @@ const (
 	Claude    Agent = "claude"
 	Codex     Agent = "codex"
 	Clawdcode Agent = "clawdcode"
-	Unknown   Agent = "unknown"
+	// KimiCode is Kimi Code (npm @moonshot-ai/kimi-code), the successor
+	// of Kimi CLI, with its own store (~/.kimi-code) and wire format.
+	KimiCode Agent = "kimi-code"
+	Unknown  Agent = "unknown"
 )
 
 // Agents lists the known agents in display order.
-var Agents = []Agent{Kimi, Claude, Codex, Clawdcode}
+var Agents = []Agent{Kimi, KimiCode, Claude, Codex, Clawdcode}
 
 // Kind is what a record is, across formats.
 type Kind uint8

@@ -59,7 +59,9 @@ func TestDetectSharedSamples(t *testing.T) {
 }
 
 func TestDiscoverTestdata(t *testing.T) {
-	res := session.Discover([]session.Root{{Path: testdata}}, false)
+	// the Kimi Code store the real client wrote lives apart
+	// (testdata/kimi-code-2.1.0)
+	res := session.Discover([]session.Root{{Path: testdata}, {Path: filepath.Join(testdata, "..", "kimi-code-2.1.0")}}, false)
 	if len(res.Errors) > 0 || len(res.Unrecognized) > 0 {
 		t.Fatalf("errors %v unrecognized %v", res.Errors, res.Unrecognized)
 	}

@@ -235,7 +235,7 @@ func TestConsumptionGroups(t *testing.T) {
 // sample and testdata transcript, the rows' numbers and lines are
 // pkg/checkpoint's points, rolled-back turns included as -1.
 func TestGrowthNumbersAreCheckpoints(t *testing.T) {
-	roots := []string{filepath.Join(repoDir(t), "testdata/sessions")}
+	roots := []string{filepath.Join(repoDir(t), "testdata/sessions"), filepath.Join(repoDir(t), "testdata/kimi-code-2.1.0")}
 	if dir := filepath.Join(repoDir(t), "..", "shared", "samples"); dirExists(dir) {
 		roots = append(roots, dir)
 	}

@@ -304,6 +304,48 @@ func clawdRef(t *testing.T, path string) ref {
 	return out
 }
 
+// kimiCodeRef reads a Kimi Code wire with encoding/json: every
+// usage.record, its model the provider's id of the llm.request before it
+// when that request's alias is the record's model.
+func kimiCodeRef(t *testing.T, path string) ref {
+	out := ref{rules: map[string]int{}}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var alias, id string
+	for i, line := range bytes.Split(b, []byte("\n")) {
+		var l struct {
+			Type       string `json:"type"`
+			Model      string `json:"model"`
+			ModelAlias string `json:"modelAlias"`
+			Time       int64  `json:"time"`
+			Usage      *struct {
+				InputOther, Output, InputCacheRead, InputCacheCreation int64
+			} `json:"usage"`
+		}
+		if json.Unmarshal(line, &l) != nil {
+			continue
+		}
+		switch l.Type {
+		case "llm.request":
+			alias, id = l.ModelAlias, l.Model
+		case "usage.record":
+			if l.Usage == nil {
+				continue
+			}
+			model := l.Model
+			if id != "" && alias == l.Model {
+				model = id
+			}
+			out.add(usage.Request{Line: int32(i + 1), Time: l.Time, Counted: true, Usage: session.Usage{
+				Input: l.Usage.InputOther, Output: l.Usage.Output, CacheRead: l.Usage.InputCacheRead,
+				CacheCreation: l.Usage.InputCacheCreation}}, model)
+		}
+	}
+	return out
+}
+
 // kimiRef reads a wire.jsonl with encoding/json: no home decodes wire
 // lines into Records (they are an event log, not the conversation), so
 // this is the reference the Kimi scanner is held to.
@@ -380,6 +422,8 @@ func reference(t *testing.T, a session.Agent, path string) ref {
 		return kimiRef(t, path)
 	case session.Clawdcode:
 		return clawdRef(t, path)
+	case session.KimiCode:
+		return kimiCodeRef(t, path)
 	}
 	t.Fatalf("%s: no reference for agent %s", path, a)
 	return ref{}
@@ -463,7 +507,7 @@ func handWritten(t *testing.T, dir string) string {
 }
 
 func TestFastScannersMatchDecoder(t *testing.T) {
-	roots := []string{"../../testdata/sessions", handWritten(t, t.TempDir())}
+	roots := []string{"../../testdata/sessions", "../../testdata/kimi-code-2.1.0", handWritten(t, t.TempDir())}
 	if _, err := os.Stat("../../../shared/samples"); err == nil {
 		roots = append(roots, "../../../shared/samples")
 	} else {

@@ -9,4 +9,5 @@ import (
 	_ "github.com/sessctl/sessctl/pkg/agent/clawdcode"
 	_ "github.com/sessctl/sessctl/pkg/agent/codex"
 	_ "github.com/sessctl/sessctl/pkg/agent/kimi"
+	_ "github.com/sessctl/sessctl/pkg/agent/kimicode"
 )
