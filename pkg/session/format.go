@@ -170,7 +170,7 @@ func Detect(path string, rd io.Reader) (Agent, error) {
 			raw = jsonl.Strict(raw)
 		}
 		var top map[string]json.RawMessage
-		if json.Unmarshal(raw, &top) != nil {
+		if Unmarshal(raw, &top) != nil {
 			continue
 		}
 		enough := false
@@ -251,13 +251,13 @@ func (f *FlexInt) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	if len(b) > 0 && b[0] == '"' {
 		var s string
-		if json.Unmarshal(b, &s) != nil {
+		if Unmarshal(b, &s) != nil {
 			return nil
 		}
 		b = []byte(s)
 	}
 	var n json.Number
-	if json.Unmarshal(b, &n) != nil {
+	if Unmarshal(b, &n) != nil {
 		return nil
 	}
 	if i, err := n.Int64(); err == nil && i >= 0 {
@@ -279,7 +279,7 @@ func TextOf(raw json.RawMessage) string {
 	}
 	if raw[0] == '"' {
 		var s string
-		json.Unmarshal(raw, &s)
+		Unmarshal(raw, &s)
 		return s
 	}
 	if raw[0] == '[' {
@@ -288,7 +288,7 @@ func TextOf(raw json.RawMessage) string {
 			Text string          `json:"text"`
 			Cont json.RawMessage `json:"content"`
 		}
-		if json.Unmarshal(raw, &parts) != nil {
+		if Unmarshal(raw, &parts) != nil {
 			return ""
 		}
 		var b strings.Builder
@@ -316,7 +316,7 @@ func RawText(raw json.RawMessage) string {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) > 0 && raw[0] == '"' {
 		var s string
-		if json.Unmarshal(raw, &s) == nil {
+		if Unmarshal(raw, &s) == nil {
 			return s
 		}
 	}
