@@ -242,3 +242,28 @@ func FuzzDecodeDifferential(f *testing.F) {
 		}
 	})
 }
+
+// TestDetachKnowsEveryString: detach must see every string field of a
+// Record (a new one would keep whole lines alive).
+func TestDetachKnowsEveryString(t *testing.T) {
+	known := map[string]bool{"Agent": true, "Type": true, "Role": true, "Text": true, "Thinking": true, "Model": true,
+		"Prompt": true, "UUID": true, "ParentUUID": true, "LogicalParentUUID": true, "AgentID": true, "SessionID": true,
+		"CWD": true, "Version": true, "MessageID": true, "RequestID": true, "Title": true,
+		"ToolCalls.ID": true, "ToolCalls.Name": true, "ToolCalls.Input": true, "ToolResults.CallID": true, "ToolResults.Output": true}
+	var walk func(prefix string, typ reflect.Type)
+	walk = func(prefix string, typ reflect.Type) {
+		for i := range typ.NumField() {
+			fd := typ.Field(i)
+			name := prefix + fd.Name
+			switch {
+			case fd.Type.Kind() == reflect.String && !known[name]:
+				t.Errorf("Record.%s is a string that detach does not know", name)
+			case fd.Type.Kind() == reflect.Slice && fd.Type.Elem().Kind() == reflect.Struct:
+				walk(name+".", fd.Type.Elem())
+			case fd.Type.Kind() == reflect.Slice && fd.Type.Elem().Kind() == reflect.String:
+				t.Errorf("Record.%s holds strings that detach does not know", name)
+			}
+		}
+	}
+	walk("", reflect.TypeOf(session.Record{}))
+}

@@ -37,26 +37,22 @@ func Decode(f Format, l *jsonl.Line) Record {
 	}
 	r.Kind = KindMessage
 	f.Decode(obj, &r)
+	if !reference {
+		detach(&r, len(obj))
+	}
 	return r
 }
 
-// ReadFile streams the records of a file through fn. fn's Record is only
-// valid during the call (its Line.Raw is reused).
+// ReadFile streams the records of a file through fn, in file order. fn's
+// Record is only valid during the call (its Line.Raw is reused). The
+// lines are validated and decoded on every core (readLines).
 func ReadFile(path string, f Format, fn func(*Record) error) error {
-	fh, err := jsonl.Open(path)
-	if err != nil {
-		return err
-	}
-	defer fh.Close()
-	return ReadRecords(fh, f, fn)
+	return ReadFileContext(context.Background(), path, f, fn)
 }
 
 // ReadRecords is ReadFile over any reader.
 func ReadRecords(rd io.Reader, f Format, fn func(*Record) error) error {
-	return jsonl.Scan(rd, func(l *jsonl.Line) error {
-		r := Decode(f, l)
-		return fn(&r)
-	})
+	return readLines(context.Background(), jsonl.NewReader(rd), f, fn)
 }
 
 // checkEvery is how many lines a reader goes between looks at its context.
@@ -70,15 +66,7 @@ func ReadFileContext(ctx context.Context, path string, f Format, fn func(*Record
 		return err
 	}
 	defer fh.Close()
-	return jsonl.Scan(fh, func(l *jsonl.Line) error {
-		if l.Num%checkEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		r := Decode(f, l)
-		return fn(&r)
-	})
+	return readLines(ctx, jsonl.NewReader(fh), f, fn)
 }
 
 // ReadFileFrom is ReadFileContext for the lines that start at or after byte
@@ -94,27 +82,7 @@ func ReadFileFrom(ctx context.Context, path string, f Format, from int64, fn fun
 	if err != nil {
 		return err
 	}
-	for {
-		l, err := rd.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if l.Num%checkEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		r := Decode(f, l)
-		if err := fn(&r); err != nil {
-			if err == jsonl.ErrStop {
-				return nil
-			}
-			return err
-		}
-	}
+	return readLines(ctx, rd, f, fn)
 }
 
 // --- detection ---
