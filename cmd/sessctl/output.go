@@ -81,6 +81,54 @@ func writeJSONStream(w io.Writer, v any, arrays ...jsonArray) error {
 	return bw.Flush()
 }
 
+// jsonArrayWriter writes a top-level JSON array element by element, the
+// same bytes as writeJSON of the whole slice, holding one element at a
+// time.
+type jsonArrayWriter struct {
+	bw  *bufio.Writer
+	buf bytes.Buffer
+	enc *json.Encoder
+	n   int
+	err error
+}
+
+func newJSONArrayWriter(w io.Writer) *jsonArrayWriter {
+	a := &jsonArrayWriter{bw: bufio.NewWriterSize(w, 64<<10)}
+	a.enc = json.NewEncoder(&a.buf)
+	a.enc.SetIndent("  ", "  ")
+	a.enc.SetEscapeHTML(false)
+	return a
+}
+
+func (a *jsonArrayWriter) add(v any) {
+	if a.err != nil {
+		return
+	}
+	a.buf.Reset()
+	if a.err = a.enc.Encode(v); a.err != nil {
+		return
+	}
+	if a.n == 0 {
+		a.bw.WriteString("[\n  ")
+	} else {
+		a.bw.WriteString(",\n  ")
+	}
+	a.n++
+	a.bw.Write(bytes.TrimSuffix(a.buf.Bytes(), []byte("\n")))
+}
+
+func (a *jsonArrayWriter) close() error {
+	if a.err != nil {
+		return a.err
+	}
+	if a.n == 0 {
+		a.bw.WriteString("[]\n")
+	} else {
+		a.bw.WriteString("\n]\n")
+	}
+	return a.bw.Flush()
+}
+
 // line and block make untrusted text (session content, paths, error
 // messages that quote them) safe for a terminal: control characters, bidi
 // overrides and invalid UTF-8 are shown as escapes (see pkg/termtext and

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"testing"
+
+	"github.com/sessctl/sessctl/pkg/session"
 )
 
 // writeJSONStream must print the very bytes writeJSON prints.
@@ -62,5 +64,28 @@ func TestWriteJSONStreamMissingField(t *testing.T) {
 	}{A: []int{1}}, jsonArray{"a", 1, func(int) any { return 1 }})
 	if err == nil {
 		t.Fatal("a field that is not empty was accepted")
+	}
+}
+
+// TestJSONArrayWriterMatchesWriteJSON: the streamed array is the bytes of
+// the whole slice written at once, for no, one and several elements.
+func TestJSONArrayWriterMatchesWriteJSON(t *testing.T) {
+	rows := []lsRow{{Agent: "claude", ID: "a", Title: "<x> & \"y\"\n", Files: []session.File{{Path: "/p", Role: session.FileMain}}},
+		{Agent: "codex", ID: "b"}, {Agent: "kimi", ID: "c", Error: "e"}}
+	for n := 0; n <= len(rows); n++ {
+		var want, got bytes.Buffer
+		if err := writeJSON(&want, append([]lsRow{}, rows[:n]...)); err != nil {
+			t.Fatal(err)
+		}
+		a := newJSONArrayWriter(&got)
+		for i := range rows[:n] {
+			a.add(&rows[i])
+		}
+		if err := a.close(); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Errorf("%d rows:\n%s\nwant\n%s", n, got.String(), want.String())
+		}
 	}
 }
