@@ -229,8 +229,7 @@ func lsRowOf(s *session.Session) lsRow {
 }
 
 func renderLs(w io.Writer, rows []lsRow, now time.Time, col colorer, short func(string) string) {
-	tw := trimWriter(w)
-	t := newTable(tw, "AGENT", "ID", "PROJECT", "TITLE", "UPDATED", "RECORDS", "SIZE", "ROT", "CORRUPT")
+	cells := make([][]string, 0, len(rows))
 	for _, r := range rows {
 		project := r.CWD
 		if project == "" {
@@ -244,11 +243,10 @@ func renderLs(w io.Writer, rows []lsRow, now time.Time, col colorer, short func(
 		if r.Error != "" {
 			title = col.red("error: " + ellipsis(line(r.Error), 40))
 		}
-		t.Append([]string{string(r.Agent), line(short(r.ID)), ellipsis(shortenHome(line(project)), 32), title,
+		cells = append(cells, []string{string(r.Agent), line(short(r.ID)), ellipsis(shortenHome(line(project)), 32), title,
 			relTime(r.Updated, now), thousands(int64(r.Records)), humanBytes(r.Size), thousands(int64(r.Rotations)), bad})
 	}
-	t.Render()
-	flushTable(tw)
+	drawTable(w, []string{"AGENT", "ID", "PROJECT", "TITLE", "UPDATED", "RECORDS", "SIZE", "ROT", "CORRUPT"}, cells)
 }
 
 // shortenHome keeps the end of a long path, where the project name is.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/sessctl/sessctl/pkg/cleanup"
@@ -174,6 +175,48 @@ func newTable(w io.Writer, header ...string) *tablewriter.Table {
 	}
 	t.Header(h...)
 	return t
+}
+
+// drawTable writes header and rows as the table newTable draws (through
+// trimWriter), the same bytes, at a fraction of the cost: tablewriter's
+// work per cell was a third of the CPU of ls over 100,000 sessions.
+// Widths are tablewriter's own (twwidth: East Asian wide characters count
+// two, colour escapes nothing).
+func drawTable(w io.Writer, header []string, rows [][]string) error {
+	widths := make([]int, len(header))
+	cellWidths := make([][]int, len(rows)+1)
+	measure := func(k int, cells []string) {
+		ws := make([]int, len(cells))
+		for i, c := range cells {
+			ws[i] = twwidth.Width(c)
+			widths[i] = max(widths[i], ws[i])
+		}
+		cellWidths[k] = ws
+	}
+	measure(0, header)
+	for k, r := range rows {
+		measure(k+1, r)
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var buf []byte
+	put := func(k int, cells []string) {
+		buf = buf[:0]
+		for i, c := range cells {
+			buf = append(buf, c...)
+			if i < len(cells)-1 {
+				for range widths[i] - cellWidths[k][i] + 2 {
+					buf = append(buf, ' ')
+				}
+			}
+		}
+		bw.Write(bytes.TrimRight(buf, " "))
+		bw.WriteByte('\n')
+	}
+	put(0, header)
+	for k, r := range rows {
+		put(k+1, r)
+	}
+	return bw.Flush()
 }
 
 // trimmingWriter removes the padding tablewriter leaves at the end of lines.
