@@ -24,6 +24,9 @@ const (
 	// holds at most about heldBytes or its longest line (twice: the
 	// reader's buffer and the batch's copy), whichever is more.
 	heldBytes = 8 << 20
+	// hugeLine is the length from which a line is not copied into a
+	// batch (see produce)
+	hugeLine = 1 << 20
 )
 
 type batch struct {
@@ -32,6 +35,9 @@ type batch struct {
 	recs  []Record
 	held  int64 // weight taken from the budget
 	done  chan struct{}
+	// consumed, for a batch of one huge line that points into the
+	// reader's buffer, is closed when the caller is done with it
+	consumed chan struct{}
 }
 
 // readLines streams the records of rd through fn in order, decoding them
@@ -93,11 +99,12 @@ func produce(ctx context.Context, rd *jsonl.Reader, budget *semaphore.Weighted, 
 		if len(b.lines) == 0 {
 			return nil
 		}
-		// the lines' bytes are in b.buf now that it no longer moves
+		// the lines' bytes are in b.buf now that it no longer moves (a
+		// batch of one huge line points into the reader's buffer)
 		off := 0
 		for i := range b.lines {
 			l := &b.lines[i]
-			if l.Raw != nil {
+			if l.Raw != nil && b.consumed == nil {
 				n := len(l.Raw)
 				l.Raw = b.buf[off : off+n : off+n]
 				off += n
@@ -129,6 +136,26 @@ func produce(ctx context.Context, rd *jsonl.Reader, budget *semaphore.Weighted, 
 				return e
 			}
 			return err
+		}
+		if len(l.Raw) >= hugeLine {
+			// a huge line is not copied: it goes alone, pointing into
+			// the reader's buffer, and the reading waits until the
+			// caller is done with it
+			if err := send(); err != nil {
+				return err
+			}
+			b.lines = append(b.lines, *l)
+			consumed := make(chan struct{})
+			b.consumed = consumed
+			if err := send(); err != nil {
+				return err
+			}
+			select {
+			case <-consumed:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			continue
 		}
 		c := *l
 		if l.Raw != nil {
@@ -179,6 +206,10 @@ func consume(ctx context.Context, order <-chan *batch, budget *semaphore.Weighte
 			}
 		}
 		budget.Release(b.held)
+		if b.consumed != nil {
+			close(b.consumed)
+			b.consumed = nil
+		}
 		clear(b.recs) // drop the strings the records hold
 		if cap(b.buf) > 4*batchBytes {
 			b.buf = nil // a huge line's buffer is not kept for the next batch

@@ -17,12 +17,19 @@ import (
 // leniency on broken input never shows. The differential tests and the fuzz
 // target in this package hold every home's Decode with it to Decode with
 // encoding/json (reference), record by record.
+//
+// A value of bigValue bytes or more goes to encoding/json too: goccy copies
+// its whole input first, which on a line of many megabytes costs more
+// memory than its speed is worth (the two are held equal anyway).
 func Unmarshal(b []byte, v any) error {
-	if reference {
+	if reference || len(b) >= bigValue {
 		return json.Unmarshal(b, v)
 	}
 	return gojson.Unmarshal(b, v)
 }
+
+// bigValue is the size from which Unmarshal uses encoding/json.
+const bigValue = 1 << 20
 
 // reference switches Unmarshal to encoding/json: for the differential
 // tests only (export_test.go).
