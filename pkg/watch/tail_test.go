@@ -87,3 +87,26 @@ func TestCatchUpTailMatchesWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestCountLinesInParts: the parts add up to the newlines of the file,
+// wherever the cuts fall.
+func TestCountLinesInParts(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f")
+	data := []byte(strings.Repeat("{}\n\n{\"a\":1}\r\nxx", 1000))
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, parts := range []int64{1, 2, 3, 7} {
+		for _, end := range []int64{0, 1, 3, 100, int64(len(data))} {
+			n, err := countLinesIn(f, end, parts)
+			if want := bytes.Count(data[:end], []byte{'\n'}); err != nil || n != want {
+				t.Errorf("%d parts, end %d: %d %v, want %d", parts, end, n, err, want)
+			}
+		}
+	}
+}

@@ -20,6 +20,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
 	"syscall"
 	"time"
 
@@ -386,20 +388,45 @@ func (fw *follower) catchUpTail(size int64) error {
 	return fw.started(tail)
 }
 
-// countLines counts the newlines of f before offset end.
+// countLines counts the newlines of f before offset end, a part on each
+// core (it is what the first output of watch on a long file waits for).
 func countLines(f *os.File, end int64) (int, error) {
-	buf := make([]byte, 1<<20)
+	parts := int64(runtime.GOMAXPROCS(0))
+	if end < 64<<20 {
+		parts = 1
+	}
+	return countLinesIn(f, end, parts)
+}
+
+func countLinesIn(f *os.File, end, parts int64) (int, error) {
+	counts := make([]int, parts)
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		from, to := end*p/parts, end*(p+1)/parts
+		wg.Go(func() {
+			buf := make([]byte, 1<<20)
+			for off := from; off < to; {
+				k, err := f.ReadAt(buf[:min(int64(len(buf)), to-off)], off)
+				counts[p] += bytes.Count(buf[:k], []byte{'\n'})
+				off += int64(k)
+				if err != nil && err != io.EOF {
+					errs[p] = err
+					return
+				}
+				if k == 0 {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 	n := 0
-	for off := int64(0); off < end; {
-		k, err := f.ReadAt(buf[:min(int64(len(buf)), end-off)], off)
-		n += bytes.Count(buf[:k], []byte{'\n'})
-		off += int64(k)
-		if err != nil && err != io.EOF {
-			return 0, err
+	for p := range parts {
+		if errs[p] != nil {
+			return 0, errs[p]
 		}
-		if k == 0 {
-			break
-		}
+		n += counts[p]
 	}
 	return n, nil
 }
