@@ -9,7 +9,7 @@ LDFLAGS  := -s -w -X main.buildCommit=$(COMMIT)
 # drops blackfriday and its start-up cost (about 1.5 ms a run)
 TAGS     ?= urfave_cli_no_docs
 
-.PHONY: all build install man test lint fmt-check vet staticcheck unit bench fuzz e2e e2e-latest compare-ccusage compare-tiktoken compare-duckdb e2e-otlp clean
+.PHONY: all build install man test lint fmt-check vet staticcheck unit bench fuzz fuzz-brief e2e e2e-latest compare-ccusage compare-tiktoken compare-duckdb e2e-otlp clean
 
 all: build
 
@@ -36,7 +36,7 @@ man:
 	$(GO) run -trimpath ./cmd/sessctl gen-man > $(BIN).1
 
 # test = lint + the whole unit and CLI suite under the race detector
-test: lint unit
+test: lint unit fuzz-brief
 
 lint: fmt-check vet staticcheck
 
@@ -60,6 +60,10 @@ bench:
 	@for s in scripts/bench-tokens.sh scripts/bench-stats.sh; do \
 		if [ -x $$s ]; then echo "== $$s"; $$s || exit 1; fi; \
 	done
+
+# the fast decoders against the full ones, briefly, on every `make test`
+fuzz-brief:
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeDifferential$$' -fuzztime 10s ./pkg/session/
 
 # every fuzz target, FUZZTIME each (make fuzz FUZZTIME=5m)
 fuzz:

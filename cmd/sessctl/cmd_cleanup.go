@@ -163,7 +163,7 @@ func runCleanup(ctx context.Context, env *appEnv, opt cleanupOptions) error {
 
 	switch {
 	case opt.json:
-		if err := writeJSON(env.stdout, cleanupReport{DryRun: !opt.apply, Plan: plan, Summary: sum}); err != nil {
+		if err := writeCleanupJSON(env.stdout, cleanupReport{DryRun: !opt.apply, Plan: plan, Summary: sum}); err != nil {
 			return err
 		}
 	case opt.quiet:
@@ -183,6 +183,34 @@ func runCleanup(ctx context.Context, env *appEnv, opt cleanupOptions) error {
 		}
 	}
 	return cleanupExit(plan, res)
+}
+
+// writeCleanupJSON writes the report as writeJSON does, the plan's long
+// lists element by element (writeJSONStream): the report of a store of
+// 100,000 sessions is not built whole in memory, twice, besides the plan.
+func writeCleanupJSON(w io.Writer, rep cleanupReport) error {
+	p := *rep.Plan
+	var arrays []jsonArray
+	// a nil list stays null in the output, as writeJSON writes it
+	if p.Sessions != nil {
+		arrays = append(arrays, jsonArray{"sessions", len(p.Sessions), func(i int) any { return rep.Plan.Sessions[i] }})
+		p.Sessions = []*cleanup.Item{}
+	}
+	if p.Rotations != nil {
+		arrays = append(arrays, jsonArray{"rotations", len(p.Rotations), func(i int) any { return rep.Plan.Rotations[i] }})
+		p.Rotations = []*cleanup.Item{}
+	}
+	if p.Skipped != nil {
+		arrays = append(arrays, jsonArray{"skipped", len(p.Skipped), func(i int) any { return &rep.Plan.Skipped[i] }})
+		p.Skipped = []cleanup.Skip{}
+	}
+	if p.Side != nil {
+		arrays = append(arrays, jsonArray{"side_refs", len(p.Side), func(i int) any { return rep.Plan.Side[i] }})
+		p.Side = []*cleanup.SideRef{}
+	}
+	head := rep
+	head.Plan = &p
+	return writeJSONStream(w, head, arrays...)
 }
 
 // cleanupExit: 2 when something could not be read or removed, 3 when a

@@ -173,3 +173,28 @@ func TestCleanupCLIBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestCleanupJSONStreamsTheSameBytes: the streamed report is what
+// writeJSON wrote, with lists empty, nil and full.
+func TestCleanupJSONStreamsTheSameBytes(t *testing.T) {
+	now := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	full := &cleanup.Plan{Now: now,
+		Sessions:  []*cleanup.Item{{Agent: "claude", ID: "a", Reason: "older than 30d <&>", Files: []cleanup.Entry{{Path: "/x"}}}, {ID: "b"}},
+		Rotations: []*cleanup.Item{{ID: "r"}},
+		Skipped:   []cleanup.Skip{{ID: "s", Reason: "live"}},
+		Side:      []*cleanup.SideRef{{}},
+		Warnings:  []string{"w"}}
+	for _, p := range []*cleanup.Plan{full, {Now: now}, {Now: now, Sessions: []*cleanup.Item{}, Skipped: []cleanup.Skip{}}} {
+		rep := cleanupReport{DryRun: true, Plan: p, Summary: cleanupSummary{Sessions: len(p.Sessions)}}
+		var want, got strings.Builder
+		if err := writeJSON(&want, rep); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeCleanupJSON(&got, rep); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Errorf("streamed\n%s\nwant\n%s", got.String(), want.String())
+		}
+	}
+}

@@ -86,28 +86,38 @@ func runLs(ctx context.Context, env *appEnv, opt lsOptions) error {
 		total += summarizedBytes(s)
 	}
 	pr := newProgress(ctx, env, opt.progress, "reading", total, unitBytes)
-	rows := summarizeAll(ctx, ss, pr)
+	wanted := func(r *lsRow) bool {
+		return opt.project == "" || strings.Contains(r.Project, opt.project) || strings.Contains(r.CWD, opt.project)
+	}
+	if opt.json {
+		// each row is written as soon as it and the rows before it are
+		// read: the output of 100,000 sessions is never held
+		js := newJSONArrayWriter(env.stdout)
+		n := 0
+		summarizeEach(ctx, ss, pr, func(r *lsRow) bool {
+			if !wanted(r) {
+				return true
+			}
+			js.add(r)
+			n++
+			return opt.limit <= 0 || n < opt.limit
+		})
+		pr.done()
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return js.close()
+	}
+	var rows []lsRow
+	summarizeEach(ctx, ss, pr, func(r *lsRow) bool {
+		if wanted(r) {
+			rows = append(rows, *r)
+		}
+		return opt.limit <= 0 || len(rows) < opt.limit
+	})
 	pr.done()
 	if err := ctx.Err(); err != nil {
 		return err
-	}
-	if opt.project != "" {
-		kept := rows[:0]
-		for _, r := range rows {
-			if strings.Contains(r.Project, opt.project) || strings.Contains(r.CWD, opt.project) {
-				kept = append(kept, r)
-			}
-		}
-		rows = kept
-	}
-	if opt.limit > 0 && len(rows) > opt.limit {
-		rows = rows[:opt.limit]
-	}
-	if opt.json {
-		if rows == nil {
-			rows = []lsRow{}
-		}
-		return writeJSON(env.stdout, rows)
 	}
 	if len(rows) == 0 {
 		where := searched(env, opt.roots, opt.paths)
@@ -139,31 +149,68 @@ func summarizedBytes(s *session.Session) int64 {
 	return n
 }
 
-// summarizeAll reads each session's summary, spread over all cores, keeping
-// the order.
-func summarizeAll(ctx context.Context, ss []*session.Session, pr *progress) []lsRow {
-	rows := make([]lsRow, len(ss))
-	work := make(chan int)
+// summarizeEach reads each session's summary, spread over all cores, and
+// hands the rows to fn in the order of ss, each as soon as the rows before
+// it are done; fn returns false to stop. At most a few dozen rows are held
+// at a time, whatever the number of sessions.
+func summarizeEach(ctx context.Context, ss []*session.Session, pr *progress, fn func(*lsRow) bool) {
+	workers := runtime.GOMAXPROCS(0)
+	ahead := 16 * workers // rows read ahead of the one fn waits for
+	type slot struct {
+		row  lsRow
+		done chan struct{}
+	}
+	slots := make(chan *slot, ahead)
+	work := make(chan func())
+	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				rows[i] = lsRowOf(ss[i])
-				pr.add(summarizedBytes(ss[i]))
+	for range workers {
+		wg.Go(func() {
+			for f := range work {
+				f()
 			}
-		}()
+		})
 	}
-	for i := range ss {
-		if ctx.Err() != nil {
-			break // Ctrl-C: the caller returns the context's error
+	go func() {
+		defer close(slots)
+		defer close(work)
+		for i := range ss {
+			if ctx.Err() != nil {
+				return // Ctrl-C: the caller returns the context's error
+			}
+			sl := &slot{done: make(chan struct{})}
+			select {
+			case slots <- sl:
+			case <-stop:
+				return
+			}
+			s := ss[i]
+			select {
+			case work <- func() {
+				sl.row = lsRowOf(s)
+				pr.add(summarizedBytes(s))
+				close(sl.done)
+			}:
+			case <-stop:
+				return
+			}
 		}
-		work <- i
+	}()
+	going := true
+	for sl := range slots {
+		if !going {
+			continue
+		}
+		select {
+		case <-sl.done:
+		case <-stop:
+		}
+		if !fn(&sl.row) {
+			going = false
+			close(stop)
+		}
 	}
-	close(work)
 	wg.Wait()
-	return rows
 }
 
 func lsRowOf(s *session.Session) lsRow {
@@ -182,8 +229,7 @@ func lsRowOf(s *session.Session) lsRow {
 }
 
 func renderLs(w io.Writer, rows []lsRow, now time.Time, col colorer, short func(string) string) {
-	tw := trimWriter(w)
-	t := newTable(tw, "AGENT", "ID", "PROJECT", "TITLE", "UPDATED", "RECORDS", "SIZE", "ROT", "CORRUPT")
+	cells := make([][]string, 0, len(rows))
 	for _, r := range rows {
 		project := r.CWD
 		if project == "" {
@@ -197,11 +243,10 @@ func renderLs(w io.Writer, rows []lsRow, now time.Time, col colorer, short func(
 		if r.Error != "" {
 			title = col.red("error: " + ellipsis(line(r.Error), 40))
 		}
-		t.Append([]string{string(r.Agent), line(short(r.ID)), ellipsis(shortenHome(line(project)), 32), title,
+		cells = append(cells, []string{string(r.Agent), line(short(r.ID)), ellipsis(shortenHome(line(project)), 32), title,
 			relTime(r.Updated, now), thousands(int64(r.Records)), humanBytes(r.Size), thousands(int64(r.Rotations)), bad})
 	}
-	t.Render()
-	flushTable(tw)
+	drawTable(w, []string{"AGENT", "ID", "PROJECT", "TITLE", "UPDATED", "RECORDS", "SIZE", "ROT", "CORRUPT"}, cells)
 }
 
 // shortenHome keeps the end of a long path, where the project name is.

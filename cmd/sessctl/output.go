@@ -12,6 +12,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/sessctl/sessctl/pkg/cleanup"
@@ -81,6 +82,54 @@ func writeJSONStream(w io.Writer, v any, arrays ...jsonArray) error {
 	return bw.Flush()
 }
 
+// jsonArrayWriter writes a top-level JSON array element by element, the
+// same bytes as writeJSON of the whole slice, holding one element at a
+// time.
+type jsonArrayWriter struct {
+	bw  *bufio.Writer
+	buf bytes.Buffer
+	enc *json.Encoder
+	n   int
+	err error
+}
+
+func newJSONArrayWriter(w io.Writer) *jsonArrayWriter {
+	a := &jsonArrayWriter{bw: bufio.NewWriterSize(w, 64<<10)}
+	a.enc = json.NewEncoder(&a.buf)
+	a.enc.SetIndent("  ", "  ")
+	a.enc.SetEscapeHTML(false)
+	return a
+}
+
+func (a *jsonArrayWriter) add(v any) {
+	if a.err != nil {
+		return
+	}
+	a.buf.Reset()
+	if a.err = a.enc.Encode(v); a.err != nil {
+		return
+	}
+	if a.n == 0 {
+		a.bw.WriteString("[\n  ")
+	} else {
+		a.bw.WriteString(",\n  ")
+	}
+	a.n++
+	a.bw.Write(bytes.TrimSuffix(a.buf.Bytes(), []byte("\n")))
+}
+
+func (a *jsonArrayWriter) close() error {
+	if a.err != nil {
+		return a.err
+	}
+	if a.n == 0 {
+		a.bw.WriteString("[]\n")
+	} else {
+		a.bw.WriteString("\n]\n")
+	}
+	return a.bw.Flush()
+}
+
 // line and block make untrusted text (session content, paths, error
 // messages that quote them) safe for a terminal: control characters, bidi
 // overrides and invalid UTF-8 are shown as escapes (see pkg/termtext and
@@ -126,6 +175,48 @@ func newTable(w io.Writer, header ...string) *tablewriter.Table {
 	}
 	t.Header(h...)
 	return t
+}
+
+// drawTable writes header and rows as the table newTable draws (through
+// trimWriter), the same bytes, at a fraction of the cost: tablewriter's
+// work per cell was a third of the CPU of ls over 100,000 sessions.
+// Widths are tablewriter's own (twwidth: East Asian wide characters count
+// two, colour escapes nothing).
+func drawTable(w io.Writer, header []string, rows [][]string) error {
+	widths := make([]int, len(header))
+	cellWidths := make([][]int, len(rows)+1)
+	measure := func(k int, cells []string) {
+		ws := make([]int, len(cells))
+		for i, c := range cells {
+			ws[i] = twwidth.Width(c)
+			widths[i] = max(widths[i], ws[i])
+		}
+		cellWidths[k] = ws
+	}
+	measure(0, header)
+	for k, r := range rows {
+		measure(k+1, r)
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var buf []byte
+	put := func(k int, cells []string) {
+		buf = buf[:0]
+		for i, c := range cells {
+			buf = append(buf, c...)
+			if i < len(cells)-1 {
+				for range widths[i] - cellWidths[k][i] + 2 {
+					buf = append(buf, ' ')
+				}
+			}
+		}
+		bw.Write(bytes.TrimRight(buf, " "))
+		bw.WriteByte('\n')
+	}
+	put(0, header)
+	for k, r := range rows {
+		put(k+1, r)
+	}
+	return bw.Flush()
 }
 
 // trimmingWriter removes the padding tablewriter leaves at the end of lines.

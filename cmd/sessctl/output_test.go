@@ -2,7 +2,10 @@ package main
 
 import (
 	"bytes"
+	"strings"
 	"testing"
+
+	"github.com/sessctl/sessctl/pkg/session"
 )
 
 // writeJSONStream must print the very bytes writeJSON prints.
@@ -62,5 +65,98 @@ func TestWriteJSONStreamMissingField(t *testing.T) {
 	}{A: []int{1}}, jsonArray{"a", 1, func(int) any { return 1 }})
 	if err == nil {
 		t.Fatal("a field that is not empty was accepted")
+	}
+}
+
+// TestJSONArrayWriterMatchesWriteJSON: the streamed array is the bytes of
+// the whole slice written at once, for no, one and several elements.
+func TestJSONArrayWriterMatchesWriteJSON(t *testing.T) {
+	rows := []lsRow{{Agent: "claude", ID: "a", Title: "<x> & \"y\"\n", Files: []session.File{{Path: "/p", Role: session.FileMain}}},
+		{Agent: "codex", ID: "b"}, {Agent: "kimi", ID: "c", Error: "e"}}
+	for n := 0; n <= len(rows); n++ {
+		var want, got bytes.Buffer
+		if err := writeJSON(&want, append([]lsRow{}, rows[:n]...)); err != nil {
+			t.Fatal(err)
+		}
+		a := newJSONArrayWriter(&got)
+		for i := range rows[:n] {
+			a.add(&rows[i])
+		}
+		if err := a.close(); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Errorf("%d rows:\n%s\nwant\n%s", n, got.String(), want.String())
+		}
+	}
+}
+
+// tablewriterTable draws rows with newTable through trimWriter.
+func tablewriterTable(header []string, rows [][]string) string {
+	var out bytes.Buffer
+	tw := trimWriter(&out)
+	tb := newTable(tw, header...)
+	for _, r := range rows {
+		tb.Append(r)
+	}
+	tb.Render()
+	flushTable(tw)
+	return out.String()
+}
+
+// TestDrawTableMatchesTablewriter: drawTable writes the bytes of newTable
+// through trimWriter, on cells of every kind ls shows: wide characters,
+// emoji, colour escapes, escapes of control characters, empty cells.
+func TestDrawTableMatchesTablewriter(t *testing.T) {
+	col := colorer{true}
+	cells := []string{"", "a", "claude", "日本語のタイトル", "émoji 👍 ok", col.red("3"), col.red("error: bad"), "…/src/web",
+		line("tab\there\x1b[31m"), "1,234", "12.5 MiB", "3d ago", "ＡＢＣ", "a\u0301e", "x" + strings.Repeat("y", 40)}
+	header := []string{"AGENT", "ID", "PROJECT", "TITLE", "UPDATED"}
+	const reset = "\x1b[0m"
+	for n := 0; n < 40; n += 7 {
+		var rows [][]string
+		for i := range n {
+			var r []string
+			for j := range header {
+				r = append(r, cells[(i*7+j*3)%len(cells)])
+			}
+			rows = append(rows, r)
+		}
+		want := tablewriterTable(header, rows)
+		var got bytes.Buffer
+		if err := drawTable(&got, header, rows); err != nil {
+			t.Fatal(err)
+		}
+		// tablewriter starts the cell after a coloured one with a
+		// redundant reset of its own (each coloured cell ends with one),
+		// and pads a coloured last cell with spaces between resets, which
+		// trimWriter cannot trim; the rest is the same bytes
+		norm := func(s string) string {
+			ls := strings.Split(strings.ReplaceAll(s, reset, ""), "\n")
+			for i := range ls {
+				ls[i] = strings.TrimRight(ls[i], " ")
+			}
+			return strings.Join(ls, "\n")
+		}
+		if g, w := norm(got.String()), norm(want); g != w {
+			gl, wl := strings.Split(g, "\n"), strings.Split(w, "\n")
+			for i := range min(len(gl), len(wl)) {
+				if gl[i] != wl[i] {
+					t.Errorf("%d rows, line %d:\n%q\n%q", n, i, gl[i], wl[i])
+				}
+			}
+		}
+		for _, l := range strings.Split(got.String(), "\n") {
+			if strings.Count(l, "\x1b[31m") != strings.Count(l, reset) {
+				t.Errorf("colour not reset in %q", l)
+			}
+		}
+	}
+	// without colour, byte for byte
+	rows := [][]string{{"claude", "日本語", "x"}, {"", "émoji 👍", "ＡＢＣ"}, {"a", "", ""}}
+	var got bytes.Buffer
+	drawTable(&got, []string{"A", "B", "C"}, rows)
+	if want := tablewriterTable([]string{"A", "B", "C"}, rows); got.String() != want {
+		t.Errorf("without colour:\n%s\nwant\n%s", got.String(), want)
 	}
 }

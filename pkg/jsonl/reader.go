@@ -552,6 +552,16 @@ func isBlank(b []byte) bool {
 	return true
 }
 
+// Revalidate gives a line read by a Reader with SkipValidation the Status
+// and RawControl a validating Reader would have given it, so that the
+// validation can run on another goroutine than the reading (a line that
+// was not OK is left as it is).
+func (l *Line) Revalidate() {
+	if l.Status == OK {
+		l.Status, l.RawControl = classify(l.Raw, l.EOL != NoEOL, false)
+	}
+}
+
 // Valid reports whether b is one JSON value (raw control characters in
 // strings accepted).
 func Valid(b []byte) bool { return validate(b).ok }

@@ -1,5 +1,7 @@
 package jsonl
 
+import "encoding/binary"
+
 // validation of one JSON value, written by hand for two reasons: it is several
 // times faster than encoding/json's scanner on session lines, and it can accept
 // raw control characters inside strings, which Kimi CLI's Python reader
@@ -148,6 +150,23 @@ func (v *validator) array(depth int) bool {
 	}
 }
 
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// plain8 reports whether none of the eight bytes of w is '"', '\\' or below
+// 0x20. (x - lsb) &^ x & msb is non-zero when a byte of x is zero (the
+// classic test; it can only err towards "found" for bytes above a zero
+// byte, never miss one); a byte below 0x20 is one whose top three bits are
+// clear, so such a byte is zero in w & 0xe0...: under the same test.
+func plain8(w uint64) bool {
+	q := w ^ (lsb * '"')
+	bs := w ^ (lsb * '\\')
+	ctl := w & (lsb * 0xe0)
+	return ((q-lsb)&^q|(bs-lsb)&^bs|(ctl-lsb)&^ctl)&msb == 0
+}
+
 func isHex(c byte) bool {
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
 }
@@ -156,6 +175,15 @@ func (v *validator) str() bool {
 	v.i++ // opening quote
 	b := v.b
 	for i := v.i; i < len(b); {
+		// eight bytes at a time while none of them is a quote, a
+		// backslash or a control character (most of a session line is
+		// plain text inside strings)
+		for i+8 <= len(b) && plain8(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8
+		}
+		if i >= len(b) {
+			break
+		}
 		c := b[i]
 		switch {
 		case c == '"':

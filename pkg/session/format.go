@@ -37,26 +37,22 @@ func Decode(f Format, l *jsonl.Line) Record {
 	}
 	r.Kind = KindMessage
 	f.Decode(obj, &r)
+	if !reference {
+		detach(&r, len(obj))
+	}
 	return r
 }
 
-// ReadFile streams the records of a file through fn. fn's Record is only
-// valid during the call (its Line.Raw is reused).
+// ReadFile streams the records of a file through fn, in file order. fn's
+// Record is only valid during the call (its Line.Raw is reused). The
+// lines are validated and decoded on every core (readLines).
 func ReadFile(path string, f Format, fn func(*Record) error) error {
-	fh, err := jsonl.Open(path)
-	if err != nil {
-		return err
-	}
-	defer fh.Close()
-	return ReadRecords(fh, f, fn)
+	return ReadFileContext(context.Background(), path, f, fn)
 }
 
 // ReadRecords is ReadFile over any reader.
 func ReadRecords(rd io.Reader, f Format, fn func(*Record) error) error {
-	return jsonl.Scan(rd, func(l *jsonl.Line) error {
-		r := Decode(f, l)
-		return fn(&r)
-	})
+	return readLines(context.Background(), jsonl.NewReader(rd), f, fn)
 }
 
 // checkEvery is how many lines a reader goes between looks at its context.
@@ -70,15 +66,7 @@ func ReadFileContext(ctx context.Context, path string, f Format, fn func(*Record
 		return err
 	}
 	defer fh.Close()
-	return jsonl.Scan(fh, func(l *jsonl.Line) error {
-		if l.Num%checkEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		r := Decode(f, l)
-		return fn(&r)
-	})
+	return readLines(ctx, jsonl.NewReader(fh), f, fn)
 }
 
 // ReadFileFrom is ReadFileContext for the lines that start at or after byte
@@ -94,27 +82,7 @@ func ReadFileFrom(ctx context.Context, path string, f Format, from int64, fn fun
 	if err != nil {
 		return err
 	}
-	for {
-		l, err := rd.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if l.Num%checkEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		r := Decode(f, l)
-		if err := fn(&r); err != nil {
-			if err == jsonl.ErrStop {
-				return nil
-			}
-			return err
-		}
-	}
+	return readLines(ctx, rd, f, fn)
 }
 
 // --- detection ---
@@ -170,7 +138,7 @@ func Detect(path string, rd io.Reader) (Agent, error) {
 			raw = jsonl.Strict(raw)
 		}
 		var top map[string]json.RawMessage
-		if json.Unmarshal(raw, &top) != nil {
+		if Unmarshal(raw, &top) != nil {
 			continue
 		}
 		enough := false
@@ -251,13 +219,13 @@ func (f *FlexInt) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	if len(b) > 0 && b[0] == '"' {
 		var s string
-		if json.Unmarshal(b, &s) != nil {
+		if Unmarshal(b, &s) != nil {
 			return nil
 		}
 		b = []byte(s)
 	}
 	var n json.Number
-	if json.Unmarshal(b, &n) != nil {
+	if Unmarshal(b, &n) != nil {
 		return nil
 	}
 	if i, err := n.Int64(); err == nil && i >= 0 {
@@ -279,7 +247,7 @@ func TextOf(raw json.RawMessage) string {
 	}
 	if raw[0] == '"' {
 		var s string
-		json.Unmarshal(raw, &s)
+		Unmarshal(raw, &s)
 		return s
 	}
 	if raw[0] == '[' {
@@ -288,7 +256,7 @@ func TextOf(raw json.RawMessage) string {
 			Text string          `json:"text"`
 			Cont json.RawMessage `json:"content"`
 		}
-		if json.Unmarshal(raw, &parts) != nil {
+		if Unmarshal(raw, &parts) != nil {
 			return ""
 		}
 		var b strings.Builder
@@ -316,7 +284,7 @@ func RawText(raw json.RawMessage) string {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) > 0 && raw[0] == '"' {
 		var s string
-		if json.Unmarshal(raw, &s) == nil {
+		if Unmarshal(raw, &s) == nil {
 			return s
 		}
 	}

@@ -22,6 +22,8 @@ type Home interface {
 	// Decode fills r from one usable line. On entry r.Line is set and
 	// r.Kind is KindMessage; obj is the line made decodable by
 	// encoding/json (raw control characters escaped).
+	// It is called on several goroutines at once (ReadFile decodes
+	// batches of lines in parallel): it must keep no state of its own.
 	Decode(obj []byte, r *Record)
 	// KnownType reports whether a record type (Record.Type) is one this
 	// agent's format documents; others are reported as unknown by check.

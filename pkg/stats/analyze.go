@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/sessctl/sessctl/pkg/jsonl"
@@ -222,11 +223,12 @@ func Analyze(ctx context.Context, s *session.Session, opt Options) (*Report, err
 			size = fi.Size
 		}
 	}
-	err = readParallel(ctx, s.Main, f, a.countCut, func(r *session.Record, bigs []bigCount) error {
+	a.precounted = !countAfter
+	err = readParallel(ctx, s.Main, f, a.countCut, a.precount, func(r *session.Record, bigs []bigCount, counts []int) error {
 		if opt.Progress != nil && size > 0 {
 			opt.Progress(r.Line.End(), size)
 		}
-		a.bigs = bigs
+		a.bigs, a.pre = bigs, counts
 		return a.record(r)
 	})
 	if err != nil {
@@ -251,6 +253,11 @@ type analyzer struct {
 	clientLine   int
 	items        []item
 	bytes        int
+	// precounted: the tokens of each record's texts were counted with its
+	// decoding, on every core (precount), and pre holds the counts of the
+	// record at hand, in the order add sees its texts
+	precounted bool
+	pre        []int
 
 	roles   map[string]*RoleTokens
 	tools   map[string]*ToolTokens
@@ -383,6 +390,65 @@ func (a *analyzer) record(r *session.Record) error {
 	return nil
 }
 
+// recordTexts are the texts record gives add for r, in the order add sees
+// them: an assistant text beside tool calls, the thinking, then the texts
+// of the record's own item.
+func recordTexts(r *session.Record) []string {
+	switch r.Kind {
+	case session.KindBlank, session.KindCorrupt:
+		return nil
+	}
+	var out []string
+	if len(r.ToolResults) == 0 && len(r.ToolCalls) > 0 && r.Text != "" {
+		out = append(out, r.Text)
+	}
+	if r.Thinking != "" {
+		out = append(out, r.Thinking)
+	}
+	switch {
+	case len(r.ToolResults) > 0:
+		for _, tr := range r.ToolResults {
+			out = append(out, tr.Output)
+		}
+	case len(r.ToolCalls) > 0:
+		for _, tc := range r.ToolCalls {
+			out = append(out, tc.Name+" "+tc.Input)
+		}
+	case r.Kind == session.KindCompaction, r.Kind == session.KindSystemPrompt, r.Role == session.RoleSystem,
+		r.Role == session.RoleDeveloper, r.Role == session.RoleUser, r.Role == session.RoleAssistant:
+		out = append(out, r.Text)
+	}
+	return out
+}
+
+// precount counts the tokens of the texts record will give add for r
+// (recordTexts, with the parts cut from a huge line put back as add puts
+// them back). It runs beside the decoding, on every core.
+func (a *analyzer) precount(r *session.Record, bigs []bigCount) []int {
+	texts := recordTexts(r)
+	counts := make([]int, len(texts))
+	for i, t := range texts {
+		t, _ = expand(t, bigs)
+		switch {
+		case a.counter == nil:
+			counts[i] = tokens.CodexApprox(t)
+		case len(t) > countAlone:
+			counts[i] = a.counter.CountAll([]string{t})[0]
+		default:
+			counts[i] = a.counter.Count(t)
+		}
+	}
+	return counts
+}
+
+// countAfter makes Analyze count the texts after the decoding, in batches,
+// as it did before precount: for the test that holds the two to each other.
+var countAfter bool
+
+// countAlone is the length past which precount spreads one text over every
+// core (a huge paste) rather than counting it on the worker at hand.
+const countAlone = 512 << 10
+
 // pending is the agent's own estimate of a text (ContextRules.Pending).
 func (a *analyzer) pending(text string) int64 {
 	if a.rules == nil {
@@ -449,11 +515,17 @@ func (a *analyzer) now() snapshot {
 func (a *analyzer) add(it item) {
 	// the agent's own estimate applies to what the model reads as text
 	pend := it.role != "tool_call" && it.role != "thinking"
+	var n int64
 	for i, t := range it.texts {
 		t, cut := expand(t, a.bigs)
 		it.cut += cut.tokens
 		if pend {
 			it.pending += a.pending(t) + cut.pending
+		}
+		if a.precounted {
+			n += int64(a.pre[0])
+			a.pre = a.pre[1:]
+			continue
 		}
 		a.bytes += len(t)
 		// a copy: the Record's strings may alias a reused buffer
@@ -461,6 +533,10 @@ func (a *analyzer) add(it item) {
 	}
 	it.preview, _ = expand(it.preview, a.bigs)
 	it.preview = preview(it.preview, 72)
+	if a.precounted {
+		a.apply(it, n+it.cut)
+		return
+	}
 	a.items = append(a.items, it)
 	if a.bytes >= batchBytes {
 		a.flush()
@@ -704,7 +780,8 @@ const decodeBatch = 1 << 20
 // of a few MiB, decoded in parallel, and handed to fn in file order, each
 // with the counts of the strings cut from it when it was huge (shorten;
 // countCut counts a cut part). It stops with ctx.Err() when ctx is done.
-func readParallel(ctx context.Context, path string, f session.Format, countCut func([]byte) bigCount, fn func(*session.Record, []bigCount) error) error {
+func readParallel(ctx context.Context, path string, f session.Format, countCut func([]byte) bigCount,
+	pre func(*session.Record, []bigCount) []int, fn func(*session.Record, []bigCount, []int) error) error {
 	fh, err := jsonl.Open(path)
 	if err != nil {
 		return err
@@ -715,30 +792,41 @@ func readParallel(ctx context.Context, path string, f session.Format, countCut f
 	var lines []jsonl.Line
 	var bigs [][]bigCount // of lines[i]; nil for most
 	recs := make([]session.Record, 0, 1024)
+	var counts [][]int
 	flush := func() error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		recs = slices.Grow(recs[:0], len(lines))[:len(lines)]
+		counts = slices.Grow(counts[:0], len(lines))[:len(lines)]
+		one := func(i int) {
+			recs[i] = session.Decode(f, &lines[i])
+			counts[i] = pre(&recs[i], bigs[i])
+		}
 		if len(lines) < 64 || workers == 1 {
 			for i := range lines {
-				recs[i] = session.Decode(f, &lines[i])
+				one(i)
 			}
 		} else {
+			// the next line to take: records differ a lot in size, so
+			// each worker takes lines one at a time rather than a share
+			var next atomic.Int64
 			var wg sync.WaitGroup
-			per := (len(lines) + workers - 1) / workers
-			for lo := 0; lo < len(lines); lo += per {
-				hi := min(lo+per, len(lines))
+			for range workers {
 				wg.Go(func() {
-					for i := lo; i < hi; i++ {
-						recs[i] = session.Decode(f, &lines[i])
+					for {
+						i := int(next.Add(1) - 1)
+						if i >= len(lines) {
+							return
+						}
+						one(i)
 					}
 				})
 			}
 			wg.Wait()
 		}
 		for i := range recs {
-			if err := fn(&recs[i], bigs[i]); err != nil {
+			if err := fn(&recs[i], bigs[i], counts[i]); err != nil {
 				return err
 			}
 		}

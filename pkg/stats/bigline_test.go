@@ -117,15 +117,16 @@ func TestHugeLineAllocations(t *testing.T) {
 	for run := 0; run < 3; run++ {
 		a = newAnalyzer(&Report{Agent: session.Kimi}, Options{})
 		a.counter = c
+		a.precounted = true
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
 		tokensSeen = 0
-		err = readParallel(context.Background(), p, session.FormatFor(session.Kimi), a.countCut, func(r *session.Record, bigs []bigCount) error {
+		err = readParallel(context.Background(), p, session.FormatFor(session.Kimi), a.countCut, a.precount, func(r *session.Record, bigs []bigCount, counts []int) error {
 			for _, b := range bigs {
 				tokensSeen += b.tokens
 			}
-			a.bigs = bigs
+			a.bigs, a.pre = bigs, counts
 			return a.record(r)
 		})
 		if err != nil {

@@ -20,6 +20,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
 	"syscall"
 	"time"
 
@@ -273,9 +275,22 @@ func (fw *follower) close() {
 	}
 }
 
+// tailFrom is the size from which catchUp reads a file from its end.
+const tailFrom = 4 << 20
+
 // catchUp reads what the file holds now: every record feeds the gauge, the
 // last Tail are printed.
 func (fw *follower) catchUp() error {
+	if fw.f != nil && fw.format != nil {
+		if fi, err := fw.f.Stat(); err == nil && fi.Size() >= tailFrom {
+			return fw.catchUpTail(fi.Size())
+		}
+	}
+	return fw.catchUpWhole()
+}
+
+// catchUpWhole is catchUp reading the whole file.
+func (fw *follower) catchUpWhole() error {
 	var tail []session.Record
 	err := fw.read(func(r *session.Record) {
 		if fw.opt.Tail <= 0 || skipped(r) {
@@ -291,6 +306,12 @@ func (fw *follower) catchUp() error {
 	if err != nil {
 		return err
 	}
+	return fw.started(tail)
+}
+
+// started reports the start of the follow, the last records and the
+// context.
+func (fw *follower) started(tail []session.Record) error {
 	fw.opt.Out.Event(Event{Kind: EventStarted, Path: fw.path, Time: fw.opt.Now(),
 		Detail: fmt.Sprintf("%s, %d bytes, %d lines", fw.agent, fw.off, fw.lineNum)})
 	now := fw.opt.Now()
@@ -300,6 +321,114 @@ func (fw *follower) catchUp() error {
 	}
 	fw.opt.Out.Status(st)
 	return nil
+}
+
+// catchUpTail is catchUp for a long file, reading only its end: the
+// gauge needs the records from the last recorded context size on (a
+// usage record, a compaction boundary: RecordedContext), and the newest
+// model and recorded window, which the same record usually names. It reads
+// backwards until it has these and the Tail records to print, then feeds
+// them to the gauge in file order; the lines before are only counted.
+// A file with no recorded size is read back to its start (as a whole read
+// would read it).
+func (fw *follower) catchUpTail(size int64) error {
+	bk := jsonl.NewBackward(fw.f, size)
+	part, _, ok, err := bk.Partial()
+	if err != nil {
+		return fmt.Errorf("read %s: %w", fw.path, err)
+	}
+	if !ok || len(part) > maxPartial {
+		// a torn end too long to hold: the whole read copes with it
+		return fw.catchUpWhole()
+	}
+	var recs []session.Record // newest first
+	anchor, model, shown := false, false, 0
+	start := size
+	for !(anchor && model && shown >= fw.opt.Tail) {
+		l, err := bk.Prev()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("read %s: %w", fw.path, err)
+		}
+		start = l.Offset
+		r := session.Decode(fw.format, l)
+		r.Line = l.Clone()
+		recs = append(recs, r)
+		if n, _ := session.RecordedContext(&r); n >= 0 && r.Kind != session.KindBlank && r.Kind != session.KindCorrupt {
+			anchor = true
+		}
+		if r.Model != "" && !r.Synthetic && r.Model != "<synthetic>" {
+			model = true
+		}
+		if !skipped(&r) {
+			shown++
+		}
+	}
+	before, err := countLines(fw.f, start)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", fw.path, err)
+	}
+	var tail []session.Record
+	for i := len(recs) - 1; i >= 0; i-- {
+		r := &recs[i]
+		before++
+		r.Line.Num = before
+		fw.gauge.Add(r)
+		if fw.opt.Tail > 0 && !skipped(r) {
+			tail = append(tail, *r)
+			if len(tail) > fw.opt.Tail {
+				tail = tail[1:]
+			}
+		}
+	}
+	fw.off, fw.lineNum = size, before
+	fw.partial = append([]byte(nil), part...)
+	return fw.started(tail)
+}
+
+// countLines counts the newlines of f before offset end, a part on each
+// core (it is what the first output of watch on a long file waits for).
+func countLines(f *os.File, end int64) (int, error) {
+	parts := int64(runtime.GOMAXPROCS(0))
+	if end < 64<<20 {
+		parts = 1
+	}
+	return countLinesIn(f, end, parts)
+}
+
+func countLinesIn(f *os.File, end, parts int64) (int, error) {
+	counts := make([]int, parts)
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		from, to := end*p/parts, end*(p+1)/parts
+		wg.Go(func() {
+			buf := make([]byte, 1<<20)
+			for off := from; off < to; {
+				k, err := f.ReadAt(buf[:min(int64(len(buf)), to-off)], off)
+				counts[p] += bytes.Count(buf[:k], []byte{'\n'})
+				off += int64(k)
+				if err != nil && err != io.EOF {
+					errs[p] = err
+					return
+				}
+				if k == 0 {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	n := 0
+	for p := range parts {
+		if errs[p] != nil {
+			return 0, errs[p]
+		}
+		n += counts[p]
+	}
+	return n, nil
 }
 
 // skipped: records that are not worth a line of their own.

@@ -64,7 +64,7 @@ func (f *messageField) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	var m claudeMessage
-	if json.Unmarshal(b, &m) == nil {
+	if session.Unmarshal(b, &m) == nil {
 		f.claudeMessage = &m
 	}
 	return nil
@@ -94,7 +94,7 @@ func (c *contentField) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	c.array = true
-	if json.Unmarshal(b, &c.blocks) != nil {
+	if session.Unmarshal(b, &c.blocks) != nil {
 		c.blocks = nil
 	}
 	return nil
@@ -143,7 +143,7 @@ var claudeInjectedPrefixes = []string{
 
 func (Home) Decode(obj []byte, r *session.Record) {
 	var l claudeLine
-	if err := json.Unmarshal(obj, &l); err != nil {
+	if err := session.Unmarshal(obj, &l); err != nil {
 		r.Kind = session.KindUnknown
 		r.Type = "(undecodable)"
 		return
@@ -222,7 +222,7 @@ func (Home) Decode(obj []byte, r *session.Record) {
 		var params struct {
 			Model string `json:"model"`
 		}
-		if len(l.Params) > 0 && l.Params[0] == '{' && json.Unmarshal(l.Params, &params) == nil {
+		if len(l.Params) > 0 && l.Params[0] == '{' && session.Unmarshal(l.Params, &params) == nil {
 			r.Model = params.Model
 		}
 	default:

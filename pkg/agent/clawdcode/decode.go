@@ -50,7 +50,7 @@ type clawdLine struct {
 
 func (Home) Decode(obj []byte, r *session.Record) {
 	var l clawdLine
-	if err := json.Unmarshal(obj, &l); err != nil {
+	if err := session.Unmarshal(obj, &l); err != nil {
 		r.Kind = session.KindUnknown
 		r.Type = "(undecodable)"
 		return

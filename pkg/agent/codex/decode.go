@@ -86,7 +86,7 @@ func (u *codexUsage) usage() *session.Usage {
 
 func (Home) Decode(obj []byte, r *session.Record) {
 	var l codexLine
-	if err := json.Unmarshal(obj, &l); err != nil {
+	if err := session.Unmarshal(obj, &l); err != nil {
 		r.Kind = session.KindUnknown
 		r.Type = "(undecodable)"
 		return
@@ -100,7 +100,7 @@ func (Home) Decode(obj []byte, r *session.Record) {
 	}
 	var p codexPayload
 	if len(l.Payload) > 0 {
-		json.Unmarshal(l.Payload, &p)
+		session.Unmarshal(l.Payload, &p)
 	}
 	r.Type = l.Type
 	if p.Type != "" && (l.Type == "response_item" || l.Type == "event_msg") {
@@ -211,7 +211,7 @@ func codexLegacy(l *codexLine, obj []byte, r *session.Record) {
 		r.Kind = session.KindMetadata
 	case l.Type != "":
 		var p codexPayload
-		json.Unmarshal(obj, &p)
+		session.Unmarshal(obj, &p)
 		codexItem(&p, r)
 		r.Type = "(legacy)/" + l.Type
 	default:

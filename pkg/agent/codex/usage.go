@@ -89,9 +89,7 @@ func (Home) ScanUsage(lr *usage.LineReader, fu *usage.FileUsage) error {
 		if fu.CWD == "" && lr.Num() <= 3 && bytes.Contains(line, []byte("session_meta")) {
 			fu.CWD = codexCWD(line)
 		}
-		isTC := bytes.Contains(line, []byte("token_count"))
-		isRec := !isTC && bytes.Contains(line, []byte("token_usage_record"))
-		isTurn := !isTC && !isRec && bytes.Contains(line, []byte("turn_context"))
+		isTC, isRec, isTurn := usageKinds(line)
 		if !isTC && !isTurn && !isRec {
 			if usage.LooksCorrupt(line, lr.Torn()) {
 				fu.Corrupt++
@@ -230,6 +228,45 @@ func (Home) ScanUsage(lr *usage.LineReader, fu *usage.FileUsage) error {
 		}
 	}
 	return nil
+}
+
+// usageKinds says whether a line holds "token_count", else
+// "token_usage_record", else "turn_context" (at most one is true), as
+// bytes.Contains would for each in turn. It looks only at the 'k's and
+// 'x's of the line: rare bytes that IndexByte skips to at memory speed,
+// where searching for each word looks at every 't' of the text (three
+// such searches were three quarters of stats --all on Codex rollouts).
+func usageKinds(line []byte) (tc, rec, turn bool) {
+	const tcW, recW, turnW = "token_count", "token_usage_record", "turn_context"
+	for rest, at := line, 0; ; {
+		i := bytes.IndexByte(rest, 'k') // the 'k' of "token_"
+		if i < 0 {
+			break
+		}
+		k := at + i
+		if k >= 2 && bytes.HasPrefix(line[k-2:], []byte(tcW)) {
+			return true, false, false
+		}
+		if k >= 2 && !rec && bytes.HasPrefix(line[k-2:], []byte(recW)) {
+			rec = true
+		}
+		rest, at = rest[i+1:], k+1
+	}
+	if rec {
+		return false, true, false
+	}
+	for rest, at := line, 0; ; {
+		i := bytes.IndexByte(rest, 'x') // the 'x' of "turn_context"
+		if i < 0 {
+			break
+		}
+		k := at + i
+		if k >= 10 && bytes.HasPrefix(line[k-10:], []byte(turnW)) {
+			return false, false, true
+		}
+		rest, at = rest[i+1:], k+1
+	}
+	return false, false, false
 }
 
 // ExplainViews implements usage.ViewsExplainer.

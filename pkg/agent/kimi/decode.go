@@ -40,7 +40,7 @@ var kimiSyntheticPrefixes = []string{
 
 func (Home) Decode(obj []byte, r *session.Record) {
 	var l kimiLine
-	if err := json.Unmarshal(obj, &l); err != nil || l.Role == nil {
+	if err := session.Unmarshal(obj, &l); err != nil || l.Role == nil {
 		r.Kind = session.KindUnknown
 		r.Type = "(no role)"
 		return
@@ -111,7 +111,7 @@ func pythonInt(raw json.RawMessage) (int64, bool) {
 		return 0, false // json.Number would accept "3"; Python's int check does not
 	}
 	var n json.Number
-	if json.Unmarshal(raw, &n) != nil {
+	if session.Unmarshal(raw, &n) != nil {
 		return 0, false
 	}
 	i, err := n.Int64()
@@ -132,7 +132,7 @@ func kimiContent(raw json.RawMessage) (text, thinking string) {
 		Text  string `json:"text"`
 		Think string `json:"think"`
 	}
-	if json.Unmarshal(raw, &parts) != nil {
+	if session.Unmarshal(raw, &parts) != nil {
 		return "", ""
 	}
 	var t, th []string

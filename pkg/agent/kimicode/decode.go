@@ -143,11 +143,11 @@ func (u *wireUsage) usage() *session.Usage {
 // partsText joins the text parts of a content array (or a string).
 func partsText(raw json.RawMessage) (text, think string) {
 	var s string
-	if json.Unmarshal(raw, &s) == nil {
+	if session.Unmarshal(raw, &s) == nil {
 		return s, ""
 	}
 	var parts []contentPart
-	if json.Unmarshal(raw, &parts) != nil {
+	if session.Unmarshal(raw, &parts) != nil {
 		return "", ""
 	}
 	var tb, kb strings.Builder
@@ -173,7 +173,7 @@ func (m *wireMessage) toolCalls() []session.ToolCall {
 	for _, c := range m.ToolCalls {
 		in := ""
 		var s string
-		if json.Unmarshal(c.Arguments, &s) == nil {
+		if session.Unmarshal(c.Arguments, &s) == nil {
 			in = s
 		}
 		out = append(out, session.ToolCall{ID: c.ID, Name: c.Name, Input: in})
@@ -203,7 +203,7 @@ func (m *wireMessage) injected() bool { return m.Origin != nil && m.Origin.Kind 
 // Decode implements session.Home.
 func (Home) Decode(obj []byte, r *session.Record) {
 	var l wireLine
-	if err := json.Unmarshal(obj, &l); err != nil {
+	if err := session.Unmarshal(obj, &l); err != nil {
 		r.Kind = session.KindUnknown
 		r.Type = "(undecodable)"
 		return
@@ -216,7 +216,7 @@ func (Home) Decode(obj []byte, r *session.Record) {
 	switch l.Type {
 	case "context.append_message":
 		var m wireMessage
-		if json.Unmarshal(l.Message, &m) != nil {
+		if session.Unmarshal(l.Message, &m) != nil {
 			r.Kind = session.KindUnknown
 			return
 		}

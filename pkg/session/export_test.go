@@ -1,0 +1,18 @@
+package session
+
+import (
+	"context"
+	"io"
+
+	"github.com/sessctl/sessctl/pkg/jsonl"
+)
+
+// UseReference switches Unmarshal to encoding/json (on) or back to the fast
+// decoder, for the differential tests; tests that call it must not run in
+// parallel.
+func UseReference(on bool) { reference = on }
+
+// ReadSerial is the one-core read, to hold the parallel one to.
+func ReadSerial(rd io.Reader, f Format, fn func(*Record) error) error {
+	return readSerial(context.Background(), jsonl.NewReader(rd), f, fn)
+}

@@ -1,0 +1,248 @@
+package session
+
+import (
+	"context"
+	"io"
+	"runtime"
+	"sync"
+
+	"github.com/sessctl/sessctl/pkg/jsonl"
+	"golang.org/x/sync/semaphore"
+)
+
+// The parallel read: one goroutine reads lines (without validating them)
+// into batches, every core validates and decodes batches, and the caller's
+// function gets the records one at a time in file order. Validation and
+// decoding are nearly all of the time of a read; the line splitting is
+// fast (a few GB/s).
+const (
+	// batchBytes and batchLines end a batch.
+	batchBytes = 256 << 10
+	batchLines = 1024
+	// heldBytes bounds the bytes of the batches in flight; a batch larger
+	// than it (one huge line) waits until it is the only one, so a read
+	// holds at most about heldBytes or its longest line (twice: the
+	// reader's buffer and the batch's copy), whichever is more.
+	heldBytes = 8 << 20
+	// hugeLine is the length from which a line is not copied into a
+	// batch (see produce)
+	hugeLine = 1 << 20
+)
+
+type batch struct {
+	buf   []byte
+	lines []jsonl.Line
+	recs  []Record
+	held  int64 // weight taken from the budget
+	done  chan struct{}
+	// consumed, for a batch of one huge line that points into the
+	// reader's buffer, is closed when the caller is done with it
+	consumed chan struct{}
+}
+
+// readLines streams the records of rd through fn in order, decoding them
+// on every core. It looks at ctx every checkEvery lines; jsonl.ErrStop from
+// fn ends the read with a nil error.
+func readLines(ctx context.Context, rd *jsonl.Reader, f Format, fn func(*Record) error) error {
+	workers := runtime.GOMAXPROCS(0)
+	if workers < 2 {
+		return readSerial(ctx, rd, f, fn)
+	}
+	rd.SkipValidation = true
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	budget := semaphore.NewWeighted(heldBytes)
+	work := make(chan *batch, workers)
+	order := make(chan *batch, 4*workers)
+	free := make(chan *batch, 4*workers+2)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for b := range work {
+				for i := range b.lines {
+					l := &b.lines[i]
+					l.Revalidate()
+					b.recs[i] = Decode(f, l)
+				}
+				close(b.done)
+			}
+		})
+	}
+	var readErr error
+	wg.Go(func() {
+		defer close(order)
+		defer close(work)
+		readErr = produce(cctx, rd, budget, work, order, free)
+	})
+	err := consume(ctx, order, budget, free, fn)
+	cancel()
+	for range order { // let the reader see the cancel and stop
+	}
+	wg.Wait()
+	if err == jsonl.ErrStop {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if readErr != nil && readErr != context.Canceled {
+		return readErr
+	}
+	return ctx.Err()
+}
+
+// produce reads rd into batches and hands each to the workers (work) and,
+// in file order, to the consumer (order).
+func produce(ctx context.Context, rd *jsonl.Reader, budget *semaphore.Weighted, work, order chan<- *batch, free chan *batch) error {
+	b := newBatch(free)
+	send := func() error {
+		if len(b.lines) == 0 {
+			return nil
+		}
+		// the lines' bytes are in b.buf now that it no longer moves (a
+		// batch of one huge line points into the reader's buffer)
+		off := 0
+		for i := range b.lines {
+			l := &b.lines[i]
+			if l.Raw != nil && b.consumed == nil {
+				n := len(l.Raw)
+				l.Raw = b.buf[off : off+n : off+n]
+				off += n
+			}
+		}
+		b.recs = append(b.recs[:0], make([]Record, len(b.lines))...)
+		b.held = min(int64(len(b.buf)), heldBytes)
+		if err := budget.Acquire(ctx, b.held); err != nil {
+			return err
+		}
+		b.done = make(chan struct{})
+		select {
+		case work <- b:
+		case <-ctx.Done():
+			budget.Release(b.held)
+			return ctx.Err()
+		}
+		order <- b // never blocks for long: the consumer drains it
+		b = newBatch(free)
+		return nil
+	}
+	for {
+		l, err := rd.Next()
+		if err == io.EOF {
+			return send()
+		}
+		if err != nil {
+			if e := send(); e != nil {
+				return e
+			}
+			return err
+		}
+		if len(l.Raw) >= hugeLine {
+			// a huge line is not copied: it goes alone, pointing into
+			// the reader's buffer, and the reading waits until the
+			// caller is done with it
+			if err := send(); err != nil {
+				return err
+			}
+			b.lines = append(b.lines, *l)
+			consumed := make(chan struct{})
+			b.consumed = consumed
+			if err := send(); err != nil {
+				return err
+			}
+			select {
+			case <-consumed:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			continue
+		}
+		c := *l
+		if l.Raw != nil {
+			if need := len(b.buf) + len(l.Raw); need > cap(b.buf) {
+				// room for this line and a batch more, never a doubling
+				// of a huge line
+				nb := make([]byte, len(b.buf), need+batchBytes)
+				copy(nb, b.buf)
+				b.buf = nb
+			}
+			b.buf = append(b.buf, l.Raw...)
+			c.Raw = l.Raw[:len(l.Raw):len(l.Raw)] // placeholder: send points it into b.buf
+		}
+		b.lines = append(b.lines, c)
+		if len(b.buf) >= batchBytes || len(b.lines) >= batchLines {
+			if err := send(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func newBatch(free chan *batch) *batch {
+	select {
+	case b := <-free:
+		b.buf, b.lines = b.buf[:0], b.lines[:0]
+		return b
+	default:
+		return &batch{}
+	}
+}
+
+// consume hands the records to fn in order.
+func consume(ctx context.Context, order <-chan *batch, budget *semaphore.Weighted, free chan *batch, fn func(*Record) error) error {
+	for b := range order {
+		<-b.done
+		for i := range b.recs {
+			r := &b.recs[i]
+			if r.Line.Num%checkEvery == 0 {
+				if err := ctx.Err(); err != nil {
+					budget.Release(b.held)
+					return err
+				}
+			}
+			if err := fn(r); err != nil {
+				budget.Release(b.held)
+				return err
+			}
+		}
+		budget.Release(b.held)
+		if b.consumed != nil {
+			close(b.consumed)
+			b.consumed = nil
+		}
+		clear(b.recs) // drop the strings the records hold
+		if cap(b.buf) > 4*batchBytes {
+			b.buf = nil // a huge line's buffer is not kept for the next batch
+		}
+		select {
+		case free <- b:
+		default:
+		}
+	}
+	return nil
+}
+
+// readSerial is readLines on one core.
+func readSerial(ctx context.Context, rd *jsonl.Reader, f Format, fn func(*Record) error) error {
+	for {
+		l, err := rd.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if l.Num%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		r := Decode(f, l)
+		if err := fn(&r); err != nil {
+			if err == jsonl.ErrStop {
+				return nil
+			}
+			return err
+		}
+	}
+}
