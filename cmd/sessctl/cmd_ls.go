@@ -23,6 +23,7 @@ type lsOptions struct {
 	json     bool
 	color    bool
 	progress bool
+	index    bool // read through the index (docs/index.md)
 }
 
 func lsCommand(env *appEnv) *cli.Command {
@@ -35,7 +36,7 @@ func lsCommand(env *appEnv) *cli.Command {
 			&cli.StringFlag{Name: "project", Usage: "only sessions whose project or working directory contains `TEXT`"},
 			&cli.StringFlag{Name: "since", Usage: "only sessions updated since `AGE|DATE` (7d, 12h, 2026-11-01)"},
 			&cli.IntFlag{Name: "limit", Aliases: []string{"n"}, Usage: "show at most `N` sessions"},
-			jsonFlag(), noColorFlag(), noProgressFlag(),
+			jsonFlag(), noColorFlag(), noProgressFlag(), noIndexFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.Int("limit") < 0 {
@@ -43,7 +44,7 @@ func lsCommand(env *appEnv) *cli.Command {
 			}
 			opt := lsOptions{roots: c.StringSlice("root"), paths: c.Args().Slice(), project: c.String("project"),
 				limit: c.Int("limit"), json: c.Bool("json"), color: useColor(env.stdout, env, c.Bool("no-color")),
-				progress: progressWanted(env, c)}
+				progress: progressWanted(env, c), index: indexWanted(env, c)}
 			var err error
 			if opt.agent, err = agentOpt(c); err != nil {
 				return err
@@ -86,7 +87,9 @@ func runLs(ctx context.Context, env *appEnv, opt lsOptions) error {
 		total += summarizedBytes(s)
 	}
 	pr := newProgress(ctx, env, opt.progress, "reading", total, unitBytes)
-	rows := summarizeAll(ctx, ss, pr)
+	ix := openIndex(env, opt.index)
+	rows := summarizeAll(ctx, ss, pr, ix.Summaries())
+	ix.Close()
 	pr.done()
 	if err := ctx.Err(); err != nil {
 		return err
@@ -141,7 +144,7 @@ func summarizedBytes(s *session.Session) int64 {
 
 // summarizeAll reads each session's summary, spread over all cores, keeping
 // the order.
-func summarizeAll(ctx context.Context, ss []*session.Session, pr *progress) []lsRow {
+func summarizeAll(ctx context.Context, ss []*session.Session, pr *progress, src session.FileSummaries) []lsRow {
 	rows := make([]lsRow, len(ss))
 	work := make(chan int)
 	var wg sync.WaitGroup
@@ -150,7 +153,7 @@ func summarizeAll(ctx context.Context, ss []*session.Session, pr *progress) []ls
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				rows[i] = lsRowOf(ss[i])
+				rows[i] = lsRowOf(ss[i], src)
 				pr.add(summarizedBytes(ss[i]))
 			}
 		}()
@@ -166,8 +169,8 @@ func summarizeAll(ctx context.Context, ss []*session.Session, pr *progress) []ls
 	return rows
 }
 
-func lsRowOf(s *session.Session) lsRow {
-	sum, err := session.Summarize(s)
+func lsRowOf(s *session.Session, src session.FileSummaries) lsRow {
+	sum, err := session.SummarizeWith(s, src)
 	r := lsRow{Agent: s.Agent, ID: s.ID, Project: s.Project, CWD: sum.CWD, Title: sum.Title,
 		TitleSource: sum.TitleSource, Updated: s.Updated(), Records: sum.Records, Size: s.Size(),
 		Rotations: len(s.FilesWithRole(session.FileRotation)), Corrupt: sum.Corrupt, Main: s.Main, Files: s.Files}

@@ -71,7 +71,7 @@ func SummarizeWith(s *Session, src FileSummaries) (Summary, error) {
 		return sum, nil
 	}
 	if src == nil {
-		src = direct{}
+		src = Direct
 	}
 	var custom, threadName string
 	if ts, ok := As[TitleSource](s.Agent); ok {
@@ -117,7 +117,9 @@ func SummarizeWith(s *Session, src FileSummaries) (Summary, error) {
 	return sum, nil
 }
 
-// direct reads every file.
+// Direct is the FileSummaries that reads every file.
+var Direct FileSummaries = direct{}
+
 type direct struct{}
 
 func (direct) FileSummary(a Agent, path string, mode SummaryMode) (FileSummary, error) {
