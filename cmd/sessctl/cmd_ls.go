@@ -89,7 +89,7 @@ func runLs(ctx context.Context, env *appEnv, opt lsOptions) error {
 	pr := newProgress(ctx, env, opt.progress, "reading", total, unitBytes)
 	ix := openIndex(env, opt.index)
 	rows := summarizeAll(ctx, ss, pr, ix.Summaries())
-	ix.Close()
+	closeIndex(ix)
 	pr.done()
 	if err := ctx.Err(); err != nil {
 		return err

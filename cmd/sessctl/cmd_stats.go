@@ -235,7 +235,7 @@ func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt s
 	pr := newProgress(ctx, env, opt.progress, "scanning", 0, unitBytes)
 	ix := openIndex(env, opt.index)
 	sus, err := stats.ConsumptionWith(ctx, ss, pr.set, ix.ReadUsage)
-	ix.Close()
+	closeIndex(ix)
 	pr.done()
 	if err != nil {
 		return err

@@ -30,3 +30,15 @@ func openIndex(env *appEnv, wanted bool) *index.Index {
 	}
 	return index.Open(index.Dir(env.getenv, env.home))
 }
+
+// indexClosed, when set (by tests), is told what each run did with the
+// index.
+var indexClosed func(index.Stats)
+
+// closeIndex writes what the run read to the index and closes it.
+func closeIndex(ix *index.Index) {
+	ix.Close()
+	if indexClosed != nil && ix != nil {
+		indexClosed(ix.Stats())
+	}
+}

@@ -13,9 +13,9 @@
 // file is still known; what is stored for it says its size, modification
 // time, a hash of its first 4 KiB and, for a file that can be continued, a
 // hash of the 4 KiB before the point to continue from. Same size and time:
-// the stored value is used and the file is not opened. Otherwise, when the
-// head and that point still hold the same bytes, the file only grew and is
-// read from that point on; else it is read whole.
+// the stored value is used and the file is not opened. Larger, with the
+// head and the bytes before that point unchanged: the file only grew and
+// is read from that point on. Anything else: it is read whole.
 //
 // Storage is bbolt (go.etcd.io/bbolt): one file, pure Go, small to build,
 // with readers sharing it under a shared file lock and one writer at a time
@@ -38,6 +38,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // schema is the layout of the index file. Change it whenever what is
@@ -146,7 +147,7 @@ func (ix *Index) openView() (err error) {
 	}
 	db, err := bolt.Open(ix.path, 0o600, &bolt.Options{ReadOnly: true, Timeout: lockWait})
 	if err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
+		if errors.Is(err, berrors.ErrTimeout) {
 			return errBusy
 		}
 		return err
@@ -356,7 +357,9 @@ func (ix *Index) Get(path string, kind Kind, tag string, read Read) ([]byte, err
 	}
 	var state []byte
 	var from int64
-	if found && old.tag == tag && old.resumeAt > 0 && size >= old.resumeAt && ix.unchangedBefore(path, old) {
+	// only a file that grew is continued: one of the same size with
+	// another time was written in place
+	if found && old.tag == tag && old.resumeAt > 0 && size > old.size && ix.unchangedBefore(path, old) {
 		state, from = old.state, old.resumeAt
 		ix.count(func(s *Stats) { s.Grown++ })
 	} else {
