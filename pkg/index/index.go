@@ -471,18 +471,26 @@ func hashAt(f *os.File, off, n int64) (uint64, error) {
 	return xxhash.Sum64(buf), nil
 }
 
-const entryVersion = 1
+const entryVersion = 2
+
+// entry flags
+const stateIsValue = 1 // the state to continue from is the value (the file ends with a newline)
 
 func (e *entry) encode() []byte {
-	b := make([]byte, 0, 64+len(e.tag)+len(e.state)+len(e.value))
-	b = append(b, entryVersion)
+	state := e.state
+	var flags byte
+	if e.resumeAt > 0 && bytes.Equal(state, e.value) {
+		flags, state = stateIsValue, nil
+	}
+	b := make([]byte, 0, 64+len(e.tag)+len(state)+len(e.value))
+	b = append(b, entryVersion, flags)
 	b = binary.AppendVarint(b, e.size)
 	b = binary.AppendVarint(b, e.mtime)
 	b = binary.AppendVarint(b, e.headLen)
 	b = binary.BigEndian.AppendUint64(b, e.headHash)
 	b = binary.AppendVarint(b, e.resumeAt)
 	b = binary.BigEndian.AppendUint64(b, e.tailHash)
-	for _, s := range [][]byte{[]byte(e.tag), e.state, e.value} {
+	for _, s := range [][]byte{[]byte(e.tag), state, e.value} {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
 	}
@@ -492,10 +500,11 @@ func (e *entry) encode() []byte {
 // decodeEntry decodes a stored entry, copying its bytes; false for none or
 // for bytes it cannot read.
 func decodeEntry(b []byte) (e entry, ok bool) {
-	if len(b) == 0 || b[0] != entryVersion {
+	if len(b) < 2 || b[0] != entryVersion {
 		return e, false
 	}
-	b = b[1:]
+	flags := b[1]
+	b = b[2:]
 	bad := false
 	varint := func() int64 {
 		v, n := binary.Varint(b)
@@ -531,6 +540,9 @@ func decodeEntry(b []byte) (e entry, ok bool) {
 	e.tailHash = u64()
 	e.tag = string(bytesOf())
 	e.state, e.value = bytesOf(), bytesOf()
+	if flags&stateIsValue != 0 {
+		e.state = e.value
+	}
 	if bad || len(b) != 0 || e.headLen < 0 || e.headLen > headSize || e.resumeAt < 0 {
 		return entry{}, false
 	}

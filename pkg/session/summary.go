@@ -258,7 +258,38 @@ func firstPrompt(path string, f Format) string {
 
 // OneLine collapses white space so that a text fits one table cell.
 func OneLine(s string) string {
+	if oneLine(s) {
+		return s // nothing to collapse: no copy (ls collapses 100,000 titles)
+	}
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// oneLine reports whether s is already what OneLine makes of it: no white
+// space at either end, none but single ASCII spaces inside.
+func oneLine(s string) bool {
+	space := true // at the start, a space is not allowed
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= utf8.RuneSelf:
+			// non-ASCII white space (U+0085, U+00A0, U+2028, …): the slow way
+			r, _ := utf8.DecodeRuneInString(s[i:])
+			if unicode.IsSpace(r) {
+				return false
+			}
+			space = false
+		case c == ' ':
+			if space {
+				return false
+			}
+			space = true
+		case c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r':
+			return false
+		default:
+			space = false
+		}
+	}
+	return !space || s == ""
 }
 
 // PreviewLen is how many runes a preview of a prompt keeps (checkpoints,

@@ -74,3 +74,13 @@ func TestFileSummaryContinues(t *testing.T) {
 	}
 	t.Logf("%d cuts checked", checked)
 }
+
+func TestOneLineFastPathAgrees(t *testing.T) {
+	for _, s := range []string{"", " ", "a", "a b", "a  b", " a", "a ", "a\tb", "a\nb", "日本語 テスト", "a\u00a0b", "a\u2028b",
+		"a\u0085b", "x\u3000y", "é è", "a\rb", "\x00", "a \u00a0", strings.Repeat("ab ", 100) + "c"} {
+		want := strings.Join(strings.Fields(s), " ")
+		if got := session.OneLine(s); got != want {
+			t.Errorf("OneLine(%q) = %q, want %q", s, got, want)
+		}
+	}
+}

@@ -15,7 +15,7 @@ import (
 
 // encodingVersion is the first byte of the encoding; a cache holding
 // another one is read as a miss.
-const encodingVersion = 1
+const encodingVersion = 2
 
 // MarshalBinary encodes what a scan found in fu. Call it before the file is
 // added to a Ledger (Add rewrites the requests' model ids and releases
@@ -46,6 +46,16 @@ func (fu *FileUsage) MarshalBinary() ([]byte, error) {
 	e.int(int64(len(fu.Requests)))
 	for i := range fu.Requests {
 		r := &fu.Requests[i]
+		// which fields follow, and the flags: most requests have no cost
+		// of their own, and either keys or a line hash
+		var flags uint64
+		for i, f := range []bool{r.Sidechain, r.Speed, r.HasCost, r.Counted, r.CCUsage,
+			r.Key != 0, r.MsgKey != 0, r.line != 0, r.CostUSD != 0} {
+			if f {
+				flags |= 1 << i
+			}
+		}
+		e.b = binary.AppendUvarint(e.b, flags)
 		u := r.Usage
 		e.int(u.Input)
 		e.int(u.Output)
@@ -56,17 +66,18 @@ func (fu *FileUsage) MarshalBinary() ([]byte, error) {
 		e.int(int64(r.Model))
 		e.int(r.Time)
 		e.int(int64(r.Line))
-		e.u64(r.Key)
-		e.u64(r.MsgKey)
-		e.u64(math.Float64bits(r.CostUSD))
-		e.u64(r.line)
-		var flags byte
-		for i, f := range []bool{r.Sidechain, r.Speed, r.HasCost, r.Counted, r.CCUsage} {
-			if f {
-				flags |= 1 << i
-			}
+		if r.Key != 0 {
+			e.u64(r.Key)
 		}
-		e.b = append(e.b, flags)
+		if r.MsgKey != 0 {
+			e.u64(r.MsgKey)
+		}
+		if r.line != 0 {
+			e.u64(r.line)
+		}
+		if r.CostUSD != 0 {
+			e.u64(math.Float64bits(r.CostUSD))
+		}
 	}
 	return e.b, nil
 }
@@ -109,6 +120,9 @@ func (fu *FileUsage) UnmarshalBinary(b []byte) error {
 	fu.Requests = make([]Request, n)
 	for i := range fu.Requests {
 		r := &fu.Requests[i]
+		flags := d.uint()
+		r.Sidechain, r.Speed, r.HasCost = flags&1 != 0, flags&2 != 0, flags&4 != 0
+		r.Counted, r.CCUsage = flags&8 != 0, flags&16 != 0
 		r.Usage.Input = d.int()
 		r.Usage.Output = d.int()
 		r.Usage.CacheRead = d.int()
@@ -118,13 +132,18 @@ func (fu *FileUsage) UnmarshalBinary(b []byte) error {
 		r.Model = ModelID(d.int())
 		r.Time = d.int()
 		r.Line = int32(d.int())
-		r.Key = d.u64()
-		r.MsgKey = d.u64()
-		r.CostUSD = math.Float64frombits(d.u64())
-		r.line = d.u64()
-		flags := d.byte()
-		r.Sidechain, r.Speed, r.HasCost = flags&1 != 0, flags&2 != 0, flags&4 != 0
-		r.Counted, r.CCUsage = flags&8 != 0, flags&16 != 0
+		if flags&32 != 0 {
+			r.Key = d.u64()
+		}
+		if flags&64 != 0 {
+			r.MsgKey = d.u64()
+		}
+		if flags&128 != 0 {
+			r.line = d.u64()
+		}
+		if flags&256 != 0 {
+			r.CostUSD = math.Float64frombits(d.u64())
+		}
 		if d.err != nil {
 			return d.err
 		}
@@ -159,7 +178,22 @@ type decoder struct {
 func (d *decoder) fail() { d.err, d.b = errEncoding, nil }
 
 func (d *decoder) int() int64 {
+	if len(d.b) > 0 && d.b[0] < 0x80 { // one byte: most fields
+		u := int64(d.b[0])
+		d.b = d.b[1:]
+		return u>>1 ^ -(u & 1)
+	}
 	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) uint() uint64 {
+	v, n := binary.Uvarint(d.b)
 	if n <= 0 {
 		d.fail()
 		return 0
@@ -186,16 +220,6 @@ func (d *decoder) u64() uint64 {
 	}
 	v := binary.LittleEndian.Uint64(d.b)
 	d.b = d.b[8:]
-	return v
-}
-
-func (d *decoder) byte() byte {
-	if len(d.b) < 1 {
-		d.fail()
-		return 0
-	}
-	v := d.b[0]
-	d.b = d.b[1:]
 	return v
 }
 
