@@ -119,10 +119,8 @@ func (ix *Index) ReadUsage(ctx context.Context, rd *usage.Reader, path string, a
 	if err != nil || fu != nil {
 		return fu, err
 	}
-	fu = &usage.FileUsage{}
-	if fu.UnmarshalBinary(b) != nil {
+	if fu, err = rd.Decode(b, path, class); err != nil {
 		return rd.ReadFile(ctx, path, sc, class)
 	}
-	fu.Path, fu.Class = path, class
 	return fu, nil
 }

@@ -32,6 +32,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"sync"
 	"syscall"
 	"time"
@@ -282,8 +283,17 @@ func (ix *Index) flush(reopen bool) (err error) {
 			if meta == nil || files == nil || !bytes.Equal(meta.Get(keySchema), ix.stamp) {
 				return errors.New("index: replaced by another build")
 			}
-			for k, v := range pending {
-				if err := files.Put([]byte(k), v); err != nil {
+			// in key order into pages filled to 90 %: entries put in
+			// random order leave half-empty pages (an index twice as
+			// large, and as much more mapped into memory)
+			keys := make([]string, 0, len(pending))
+			for k := range pending {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			files.FillPercent = 0.9
+			for _, k := range keys {
+				if err := files.Put([]byte(k), pending[k]); err != nil {
 					return err
 				}
 			}

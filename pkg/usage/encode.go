@@ -85,8 +85,23 @@ func (fu *FileUsage) MarshalBinary() ([]byte, error) {
 // errEncoding is returned for bytes MarshalBinary did not write.
 var errEncoding = errors.New("usage: bad cached scan")
 
-// UnmarshalBinary restores a FileUsage written by MarshalBinary; the caller
-// sets Path and Class. Bytes that are not such an encoding (another
+// Decode restores the FileUsage of the file at path, of class class, from
+// what MarshalBinary wrote, into the request list given to Reuse when there
+// is one (so that a run over cached scans makes as little garbage as one
+// that reads the files).
+func (rd *Reader) Decode(b []byte, path string, class FileClass) (*FileUsage, error) {
+	fu := &FileUsage{Path: path, Class: class}
+	if rd.reqs != nil {
+		fu.Requests, rd.reqs = rd.reqs[:0], nil
+	}
+	if err := fu.UnmarshalBinary(b); err != nil {
+		return nil, err
+	}
+	return fu, nil
+}
+
+// UnmarshalBinary restores a FileUsage written by MarshalBinary (reusing
+// fu.Requests' room); the caller sets Path and Class. Bytes that are not such an encoding (another
 // version, cut short) are an error and leave fu unusable.
 func (fu *FileUsage) UnmarshalBinary(b []byte) error {
 	if len(b) == 0 || b[0] != encodingVersion {
@@ -117,9 +132,14 @@ func (fu *FileUsage) UnmarshalBinary(b []byte) error {
 	if d.err != nil {
 		return d.err
 	}
-	fu.Requests = make([]Request, n)
+	if cap(fu.Requests) >= n {
+		fu.Requests = fu.Requests[:n]
+	} else {
+		fu.Requests = make([]Request, n)
+	}
 	for i := range fu.Requests {
 		r := &fu.Requests[i]
+		*r = Request{}
 		flags := d.uint()
 		r.Sidechain, r.Speed, r.HasCost = flags&1 != 0, flags&2 != 0, flags&4 != 0
 		r.Counted, r.CCUsage = flags&8 != 0, flags&16 != 0

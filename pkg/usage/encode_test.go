@@ -67,3 +67,32 @@ func TestEncodingCoversFields(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeReusesAndClears decodes into a reused request list that held
+// other requests: nothing of them may remain.
+func TestDecodeReusesAndClears(t *testing.T) {
+	fu := sampleFileUsage()
+	b, _ := fu.MarshalBinary()
+	var rd Reader
+	old := make([]Request, 5, 10)
+	for i := range old {
+		old[i] = Request{Key: 99, MsgKey: 98, line: 97, CostUSD: 9, File: 3}
+	}
+	rd.Reuse(old)
+	got, err := rd.Decode(b, "/y", Carries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &got.Requests[0] != &old[0] {
+		t.Error("the list given to Reuse was not used")
+	}
+	want := sampleFileUsage()
+	for i := range want.Requests {
+		if got.Requests[i] != want.Requests[i] {
+			t.Errorf("request %d: %+v, want %+v", i, got.Requests[i], want.Requests[i])
+		}
+	}
+	if got.Path != "/y" || got.Class != Carries {
+		t.Error("path or class not set")
+	}
+}
