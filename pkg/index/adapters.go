@@ -63,11 +63,22 @@ func encodeSummary(s *session.FileSummary) []byte {
 	}
 	// MarshalBinary keeps the zone offset, which ls --json shows
 	started, _ := s.Started.MarshalBinary()
-	for _, t := range []string{string(started), s.CWD, s.CustomTitle, s.AITitle, s.SummaryTitle, s.FirstPrompt} {
+	// the titles are only ever shown through session.OneLine: stored
+	// collapsed, they are smaller and OneLine has nothing left to do
+	for _, t := range []string{string(started), s.CWD, oneLine(s.CustomTitle), oneLine(s.AITitle), oneLine(s.SummaryTitle), oneLine(s.FirstPrompt)} {
 		b = binary.AppendUvarint(b, uint64(len(t)))
 		b = append(b, t...)
 	}
 	return b
+}
+
+// oneLine is session.OneLine, except that a text of white space only stays
+// not empty (" "): SummarizeWith tells "no prompt" ("") from a blank one.
+func oneLine(t string) string {
+	if o := session.OneLine(t); o != "" || t == "" {
+		return o
+	}
+	return " "
 }
 
 func decodeSummary(b []byte, s *session.FileSummary) bool {

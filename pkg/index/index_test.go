@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessctl/sessctl/pkg/session"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -254,4 +255,27 @@ func TestFlushKeepsMemorySmall(t *testing.T) {
 		}
 	}
 	ix.Close()
+}
+
+// TestSummaryTitlesStoredCollapsed: titles are stored as OneLine shows
+// them, and a blank one stays blank rather than becoming none.
+func TestSummaryTitlesStoredCollapsed(t *testing.T) {
+	in := session.FileSummary{Lines: 3, Records: 2, Corrupt: 1, CWD: "/a  b", Started: time.Date(2026, 1, 2, 3, 4, 5, 6, time.FixedZone("", 7200)),
+		CustomTitle: " x\ty ", AITitle: "", SummaryTitle: "\u00a0", FirstPrompt: "p  q\n"}
+	var out session.FileSummary
+	if !decodeSummary(encodeSummary(&in), &out) {
+		t.Fatal("not decoded")
+	}
+	want := in
+	want.CustomTitle, want.SummaryTitle, want.FirstPrompt = "x y", " ", "p q"
+	if !out.Started.Equal(want.Started) || out.Started.Format(time.RFC3339Nano) != want.Started.Format(time.RFC3339Nano) {
+		t.Errorf("started %v, want %v", out.Started, want.Started)
+	}
+	out.Started, want.Started = time.Time{}, time.Time{}
+	if out != want {
+		t.Errorf("got %+v\nwant %+v", out, want)
+	}
+	if session.OneLine(out.SummaryTitle) != "" {
+		t.Error("a blank title shows")
+	}
 }
