@@ -121,6 +121,7 @@ func newApp(env *appEnv) *cli.App {
 		},
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "version", Aliases: []string{"v"}, Usage: "print the version and exit"},
+			noIndexFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.Bool("version") {

@@ -23,6 +23,7 @@ type lsOptions struct {
 	json     bool
 	color    bool
 	progress bool
+	index    bool // read through the index (docs/index.md)
 }
 
 func lsCommand(env *appEnv) *cli.Command {
@@ -35,7 +36,7 @@ func lsCommand(env *appEnv) *cli.Command {
 			&cli.StringFlag{Name: "project", Usage: "only sessions whose project or working directory contains `TEXT`"},
 			&cli.StringFlag{Name: "since", Usage: "only sessions updated since `AGE|DATE` (7d, 12h, 2026-11-01)"},
 			&cli.IntFlag{Name: "limit", Aliases: []string{"n"}, Usage: "show at most `N` sessions"},
-			jsonFlag(), noColorFlag(), noProgressFlag(),
+			jsonFlag(), noColorFlag(), noProgressFlag(), noIndexFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.Int("limit") < 0 {
@@ -43,7 +44,7 @@ func lsCommand(env *appEnv) *cli.Command {
 			}
 			opt := lsOptions{roots: c.StringSlice("root"), paths: c.Args().Slice(), project: c.String("project"),
 				limit: c.Int("limit"), json: c.Bool("json"), color: useColor(env.stdout, env, c.Bool("no-color")),
-				progress: progressWanted(env, c)}
+				progress: progressWanted(env, c), index: indexWanted(env, c)}
 			var err error
 			if opt.agent, err = agentOpt(c); err != nil {
 				return err
@@ -86,6 +87,9 @@ func runLs(ctx context.Context, env *appEnv, opt lsOptions) error {
 		total += summarizedBytes(s)
 	}
 	pr := newProgress(ctx, env, opt.progress, "reading", total, unitBytes)
+	ix := openIndex(env, opt.index)
+	defer closeIndex(ix)
+	src := ix.Summaries()
 	wanted := func(r *lsRow) bool {
 		return opt.project == "" || strings.Contains(r.Project, opt.project) || strings.Contains(r.CWD, opt.project)
 	}
@@ -94,7 +98,7 @@ func runLs(ctx context.Context, env *appEnv, opt lsOptions) error {
 		// read: the output of 100,000 sessions is never held
 		js := newJSONArrayWriter(env.stdout)
 		n := 0
-		summarizeEach(ctx, ss, pr, func(r *lsRow) bool {
+		summarizeEach(ctx, ss, pr, src, func(r *lsRow) bool {
 			if !wanted(r) {
 				return true
 			}
@@ -109,7 +113,7 @@ func runLs(ctx context.Context, env *appEnv, opt lsOptions) error {
 		return js.close()
 	}
 	var rows []lsRow
-	summarizeEach(ctx, ss, pr, func(r *lsRow) bool {
+	summarizeEach(ctx, ss, pr, src, func(r *lsRow) bool {
 		if wanted(r) {
 			rows = append(rows, *r)
 		}
@@ -153,7 +157,7 @@ func summarizedBytes(s *session.Session) int64 {
 // hands the rows to fn in the order of ss, each as soon as the rows before
 // it are done; fn returns false to stop. At most a few dozen rows are held
 // at a time, whatever the number of sessions.
-func summarizeEach(ctx context.Context, ss []*session.Session, pr *progress, fn func(*lsRow) bool) {
+func summarizeEach(ctx context.Context, ss []*session.Session, pr *progress, src session.FileSummaries, fn func(*lsRow) bool) {
 	workers := runtime.GOMAXPROCS(0)
 	ahead := 16 * workers // rows read ahead of the one fn waits for
 	type slot struct {
@@ -187,7 +191,7 @@ func summarizeEach(ctx context.Context, ss []*session.Session, pr *progress, fn 
 			s := ss[i]
 			select {
 			case work <- func() {
-				sl.row = lsRowOf(s)
+				sl.row = lsRowOf(s, src)
 				pr.add(summarizedBytes(s))
 				close(sl.done)
 			}:
@@ -213,8 +217,8 @@ func summarizeEach(ctx context.Context, ss []*session.Session, pr *progress, fn 
 	wg.Wait()
 }
 
-func lsRowOf(s *session.Session) lsRow {
-	sum, err := session.Summarize(s)
+func lsRowOf(s *session.Session, src session.FileSummaries) lsRow {
+	sum, err := session.SummarizeWith(s, src)
 	r := lsRow{Agent: s.Agent, ID: s.ID, Project: s.Project, CWD: sum.CWD, Title: sum.Title,
 		TitleSource: sum.TitleSource, Updated: s.Updated(), Records: sum.Records, Size: s.Size(),
 		Rotations: len(s.FilesWithRole(session.FileRotation)), Corrupt: sum.Corrupt, Main: s.Main, Files: s.Files}

@@ -37,6 +37,7 @@ type statsOptions struct {
 	loc      *time.Location
 	progress bool
 	exact    bool
+	index    bool // read through the index (docs/index.md)
 }
 
 func statsCommand(env *appEnv) *cli.Command {
@@ -60,14 +61,14 @@ func statsCommand(env *appEnv) *cli.Command {
 			&cli.IntFlag{Name: "top", Value: 10, Usage: "show the `N` largest records"},
 			&cli.StringFlag{Name: "tz", Usage: "time zone for --by day (IANA name, e.g. UTC; default local)"},
 			&cli.BoolFlag{Name: "heuristic", Usage: "estimate with the bytes/4 heuristic instead of the tokenizer (faster, rougher)"},
-			noProgressFlag(),
+			noProgressFlag(), noIndexFlag(),
 			jsonFlag(), noColorFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			opt := statsOptions{roots: c.StringSlice("root"), args: c.Args().Slice(), all: c.Bool("all"),
 				project: c.String("project"), by: c.String("by"), json: c.Bool("json"), window: c.Int("window"),
 				top: c.Int("top"), color: useColor(env.stdout, env, c.Bool("no-color")), exact: !c.Bool("heuristic"),
-				progress: progressWanted(env, c)}
+				progress: progressWanted(env, c), index: indexWanted(env, c)}
 			var err error
 			if opt.agent, err = agentOpt(c); err != nil {
 				return err
@@ -242,7 +243,9 @@ func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt s
 		ss = kept
 	}
 	pr := newProgress(ctx, env, opt.progress, "scanning", 0, unitBytes)
-	sus, err := stats.Consumption(ctx, ss, pr.set)
+	ix := openIndex(env, opt.index)
+	sus, err := stats.ConsumptionWith(ctx, ss, pr.set, ix.ReadUsage)
+	closeIndex(ix)
 	pr.done()
 	if err != nil {
 		return err

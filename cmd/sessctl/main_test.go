@@ -16,7 +16,13 @@ import (
 )
 
 // TestMain lets testscript run sessctl in-process as the "sessctl" command.
+// The tests that run it in-process (runCLI) read no index, so that they
+// leave the user's cache alone; index_test.go turns it on with a cache of
+// its own, and the scripts (their own HOME) read through one.
 func TestMain(m *testing.M) {
+	if filepath.Base(os.Args[0]) != "sessctl" {
+		os.Setenv("SESSCTL_NO_INDEX", "1")
+	}
 	testscript.Main(m, map[string]func(){
 		"sessctl": func() { os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
 	})

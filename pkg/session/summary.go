@@ -26,13 +26,54 @@ type Summary struct {
 // Summarize reads what ls needs: one streaming pass over the main transcript
 // (lines are validated, but only the few that can carry a title or the working
 // directory are decoded) and the subagent transcripts for corrupt lines.
-func Summarize(s *Session) (Summary, error) {
+func Summarize(s *Session) (Summary, error) { return SummarizeWith(s, nil) }
+
+// FileSummaries reads the part of a Summary that each file holds.
+// SummarizeWith reads the files itself when given nil; an on-disk cache
+// (pkg/index) gives one that skips the files it has read before.
+type FileSummaries interface {
+	// FileSummary is ReadFileSummary's summary at the end of the file.
+	FileSummary(a Agent, path string, mode SummaryMode) (FileSummary, error)
+	// FirstPrompt is the first user prompt of the file ("" for none).
+	FirstPrompt(a Agent, path string) string
+}
+
+// SummaryMode says what a FileSummary is read for.
+type SummaryMode uint8
+
+// Summary modes.
+const (
+	// MainSummary: everything of a main transcript.
+	MainSummary SummaryMode = iota
+	// CorruptOnly: only Lines and Corrupt (a subagent transcript).
+	CorruptOnly
+)
+
+// FileSummary is what Summarize learns from one transcript. It is read in
+// one pass, line after line, so that the summary of a file that only grew
+// is its summary at its old end continued over the new lines.
+type FileSummary struct {
+	Lines   int // lines read: the next line is number Lines+1
+	Records int // non-blank lines
+	Corrupt int
+	CWD     string
+	Started time.Time
+	// the latest title records, and the first user prompt (not of a
+	// sidechain)
+	CustomTitle, AITitle, SummaryTitle, FirstPrompt string
+}
+
+// SummarizeWith is Summarize with the files' summaries from src (nil: read
+// them).
+func SummarizeWith(s *Session, src FileSummaries) (Summary, error) {
 	var sum Summary
-	f := FormatFor(s.Agent)
-	if f == nil {
+	if FormatFor(s.Agent) == nil {
 		return sum, nil
 	}
-	var custom, ai, summaryTitle, first, threadName string
+	if src == nil {
+		src = Direct
+	}
+	var custom, threadName string
 	if ts, ok := As[TitleSource](s.Agent); ok {
 		switch t, src := ts.SideTitle(s); src {
 		case "custom_title":
@@ -41,64 +82,29 @@ func Summarize(s *Session) (Summary, error) {
 			threadName = t
 		}
 	}
-	titles, _ := As[TitleRecords](s.Agent)
-	err := scanFile(s.Main, func(l *jsonl.Line) {
-		if l.Status == jsonl.Blank {
-			return
-		}
-		sum.Records++
-		if l.Status.Corrupt() {
-			sum.Corrupt++
-			return
-		}
-		// decode only what can still tell something: lines until the first
-		// prompt, the head for the working directory and start time, and
-		// Claude's title records
-		need := first == "" || (l.Num <= headLines && (sum.CWD == "" || sum.Started.IsZero()))
-		if !need && titles != nil {
-			need = titles.MayHoldTitle(l.Raw)
-		}
-		if !need {
-			return
-		}
-		r := Decode(f, l)
-		if sum.CWD == "" && r.CWD != "" {
-			sum.CWD = r.CWD
-		}
-		if sum.Started.IsZero() && !r.Timestamp.IsZero() {
-			sum.Started = r.Timestamp
-		}
-		switch {
-		case r.Type == "custom-title" && r.Title != "":
-			custom = r.Title
-		case r.Type == "ai-title" && r.Title != "":
-			ai = r.Title
-		case r.Type == "summary" && r.Title != "":
-			summaryTitle = r.Title
-		case first == "" && r.UserPrompt && !r.Sidechain:
-			first = r.Prompt
-		}
-	})
+	fs, err := src.FileSummary(s.Agent, s.Main, MainSummary)
+	sum.Records, sum.Corrupt, sum.CWD, sum.Started = fs.Records, fs.Corrupt, fs.CWD, fs.Started
 	if err != nil {
 		return sum, err
 	}
+	if fs.CustomTitle != "" {
+		custom = fs.CustomTitle
+	}
+	first := fs.FirstPrompt
 	if first == "" {
 		// after a compaction (Kimi's own, or a rewrite that rotated the
 		// original) the first real input is in the oldest rotation
 		if rots := s.FilesWithRole(FileRotation); len(rots) > 0 {
-			first = firstPrompt(rots[0].Path, f)
+			first = src.FirstPrompt(s.Agent, rots[0].Path)
 		}
 	}
 	for _, sf := range s.FilesWithRole(FileSubagent) {
-		scanFile(sf.Path, func(l *jsonl.Line) {
-			if l.Status.Corrupt() {
-				sum.Corrupt++
-			}
-		})
+		sub, _ := src.FileSummary(s.Agent, sf.Path, CorruptOnly)
+		sum.Corrupt += sub.Corrupt
 	}
 	for _, c := range []struct{ title, src string }{
-		{custom, "custom_title"}, {ai, "ai_title"}, {threadName, "thread_name"},
-		{first, "first_prompt"}, {summaryTitle, "summary"},
+		{custom, "custom_title"}, {fs.AITitle, "ai_title"}, {threadName, "thread_name"},
+		{first, "first_prompt"}, {fs.SummaryTitle, "summary"},
 	} {
 		if t := OneLine(c.title); t != "" {
 			sum.Title, sum.TitleSource = t, c.src
@@ -111,34 +117,127 @@ func Summarize(s *Session) (Summary, error) {
 	return sum, nil
 }
 
-// headLines is how far Summarize looks for a working directory and a start
-// time.
-const headLines = 50
+// Direct is the FileSummaries that reads every file.
+var Direct FileSummaries = direct{}
 
-// scanFile calls fn for every line of a file, with a read buffer no larger
-// than the file (ls opens thousands of small files).
-func scanFile(path string, fn func(*jsonl.Line)) error {
+type direct struct{}
+
+func (direct) FileSummary(a Agent, path string, mode SummaryMode) (FileSummary, error) {
+	end, _, _, err := ReadFileSummary(a, path, mode, FileSummary{}, 0)
+	return end, err
+}
+
+func (direct) FirstPrompt(a Agent, path string) string {
+	if f := FormatFor(a); f != nil {
+		return firstPrompt(path, f)
+	}
+	return ""
+}
+
+// ReadFileSummary continues sum, the summary of the file at path up to
+// byte offset from (0: none read), over the rest of the file. It returns the
+// summary at the end of the file, and the summary at the end of the file's
+// last complete line with that line's end offset: the state to continue
+// from once the file has grown (a last line without a newline may still be
+// being written). A compressed file is read whole, and its resumeAt is 0.
+func ReadFileSummary(a Agent, path string, mode SummaryMode, sum FileSummary, from int64) (end, resume FileSummary, resumeAt int64, err error) {
+	f := FormatFor(a)
+	if f == nil {
+		return sum, sum, 0, nil
+	}
+	titles, _ := As[TitleRecords](a)
 	fh, err := jsonl.Open(path)
 	if err != nil {
-		return err
+		return sum, sum, 0, err
 	}
 	defer fh.Close()
+	compressed := jsonl.IsCompressedName(path)
+	if compressed || from < 0 {
+		sum, from = FileSummary{}, 0
+	}
 	size := 64 << 10
-	if fi, err := fh.Stat(); err == nil && fi.Size() < int64(size) {
-		size = int(fi.Size()) + 16
+	if fi, err := fh.Stat(); err == nil && fi.Size()-from < int64(size) {
+		size = int(max(fi.Size()-from, 0)) + 16
+	}
+	if from > 0 {
+		sk, ok := fh.(io.Seeker)
+		if !ok {
+			sum, from = FileSummary{}, 0
+		} else if _, err := sk.Seek(from, io.SeekStart); err != nil {
+			return sum, sum, 0, err
+		}
 	}
 	r := jsonl.NewReaderSize(fh, size)
+	r.StartAt(from, sum.Lines)
+	resume, resumeAt = sum, from
 	for {
 		l, err := r.Next()
 		if err == io.EOF {
-			return nil
+			break
 		}
 		if err != nil {
-			return err
+			return sum, resume, resumeAt, err
 		}
-		fn(l)
+		sum.Lines = l.Num
+		if mode == CorruptOnly {
+			if l.Status.Corrupt() {
+				sum.Corrupt++
+			}
+		} else {
+			sum.line(f, titles, l)
+		}
+		if l.EOL != jsonl.NoEOL {
+			resume, resumeAt = sum, l.End()
+		}
+	}
+	if compressed {
+		resumeAt = 0
+	}
+	return sum, resume, resumeAt, nil
+}
+
+// line adds one line of a main transcript.
+func (sum *FileSummary) line(f Format, titles TitleRecords, l *jsonl.Line) {
+	if l.Status == jsonl.Blank {
+		return
+	}
+	sum.Records++
+	if l.Status.Corrupt() {
+		sum.Corrupt++
+		return
+	}
+	// decode only what can still tell something: lines until the first
+	// prompt, the head for the working directory and start time, and
+	// Claude's title records
+	need := sum.FirstPrompt == "" || (l.Num <= headLines && (sum.CWD == "" || sum.Started.IsZero()))
+	if !need && titles != nil {
+		need = titles.MayHoldTitle(l.Raw)
+	}
+	if !need {
+		return
+	}
+	r := Decode(f, l)
+	if sum.CWD == "" && r.CWD != "" {
+		sum.CWD = r.CWD
+	}
+	if sum.Started.IsZero() && !r.Timestamp.IsZero() {
+		sum.Started = r.Timestamp
+	}
+	switch {
+	case r.Type == "custom-title" && r.Title != "":
+		sum.CustomTitle = r.Title
+	case r.Type == "ai-title" && r.Title != "":
+		sum.AITitle = r.Title
+	case r.Type == "summary" && r.Title != "":
+		sum.SummaryTitle = r.Title
+	case sum.FirstPrompt == "" && r.UserPrompt && !r.Sidechain:
+		sum.FirstPrompt = r.Prompt
 	}
 }
+
+// headLines is how far Summarize looks for a working directory and a start
+// time.
+const headLines = 50
 
 func firstPrompt(path string, f Format) string {
 	var out string
@@ -159,7 +258,38 @@ func firstPrompt(path string, f Format) string {
 
 // OneLine collapses white space so that a text fits one table cell.
 func OneLine(s string) string {
+	if oneLine(s) {
+		return s // nothing to collapse: no copy (ls collapses 100,000 titles)
+	}
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// oneLine reports whether s is already what OneLine makes of it: no white
+// space at either end, none but single ASCII spaces inside.
+func oneLine(s string) bool {
+	space := true // at the start, a space is not allowed
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= utf8.RuneSelf:
+			// non-ASCII white space (U+0085, U+00A0, U+2028, …): the slow way
+			r, _ := utf8.DecodeRuneInString(s[i:])
+			if unicode.IsSpace(r) {
+				return false
+			}
+			space = false
+		case c == ' ':
+			if space {
+				return false
+			}
+			space = true
+		case c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r':
+			return false
+		default:
+			space = false
+		}
+	}
+	return !space || s == ""
 }
 
 // PreviewLen is how many runes a preview of a prompt keeps (checkpoints,

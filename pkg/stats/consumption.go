@@ -131,6 +131,22 @@ type fileJob struct {
 // once (usage.Ledger). When ctx is done it stops within a buffer's read of
 // each file being scanned and returns ctx.Err().
 func Consumption(ctx context.Context, ss []*session.Session, progress Progress) ([]*SessionUsage, error) {
+	return ConsumptionWith(ctx, ss, progress, nil)
+}
+
+// ReadFile reads the recorded usage of one file of a session of agent a,
+// as rd.ReadFile does; an on-disk cache (pkg/index) gives one that does
+// not read a file it has read before.
+type ReadFile func(ctx context.Context, rd *usage.Reader, path string, a session.Agent, sc usage.Scanner, class usage.FileClass) (*usage.FileUsage, error)
+
+// ConsumptionWith is Consumption reading each file with read (nil:
+// usage.Reader.ReadFile).
+func ConsumptionWith(ctx context.Context, ss []*session.Session, progress Progress, read ReadFile) ([]*SessionUsage, error) {
+	if read == nil {
+		read = func(ctx context.Context, rd *usage.Reader, path string, _ session.Agent, sc usage.Scanner, class usage.FileClass) (*usage.FileUsage, error) {
+			return rd.ReadFile(ctx, path, sc, class)
+		}
+	}
 	out := make([]*SessionUsage, len(ss))
 	var jobs []fileJob
 	var total int64
@@ -197,7 +213,7 @@ func Consumption(ctx context.Context, ss []*session.Session, progress Progress) 
 				default:
 				}
 				sc, _ := session.As[usage.Scanner](ss[j.sess].Agent)
-				fu, err := rd.ReadFile(ctx, j.file.Path, sc, j.file.Class)
+				fu, err := read(ctx, &rd, j.file.Path, ss[j.sess].Agent, sc, j.file.Class)
 				results[i], errs[i] = fu, err
 				if progress != nil {
 					progress(scanned.Add(j.file.Size), total)

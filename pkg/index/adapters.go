@@ -1,0 +1,137 @@
+package index
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+
+	"github.com/sessctl/sessctl/pkg/session"
+	"github.com/sessctl/sessctl/pkg/usage"
+)
+
+// The kinds of value stored.
+const (
+	kindSummary     Kind = 'S' // a session.FileSummary, continued when the file grows
+	kindFirstPrompt Kind = 'F' // the first user prompt of a rotation
+	kindUsage       Kind = 'U' // a usage.FileUsage
+)
+
+// Summaries returns the source of per-file summaries for
+// session.SummarizeWith that reads through the index. It reads the files
+// when ix is nil.
+func (ix *Index) Summaries() session.FileSummaries { return summaries{ix} }
+
+type summaries struct{ ix *Index }
+
+func (s summaries) FileSummary(a session.Agent, path string, mode session.SummaryMode) (session.FileSummary, error) {
+	tag := string(a) + "/" + string(rune('0'+mode))
+	var end session.FileSummary
+	b, err := s.ix.Get(path, kindSummary, tag, func(state []byte, from int64) ([]byte, []byte, int64, error) {
+		var prev session.FileSummary
+		if from > 0 {
+			if !decodeSummary(state, &prev) {
+				from, prev = 0, session.FileSummary{}
+			}
+		}
+		var resume session.FileSummary
+		var at int64
+		var err error
+		end, resume, at, err = session.ReadFileSummary(a, path, mode, prev, from)
+		return encodeSummary(&end), encodeSummary(&resume), at, err
+	})
+	if err != nil {
+		return end, err
+	}
+	var out session.FileSummary
+	if !decodeSummary(b, &out) {
+		return end, errors.New("index: bad summary")
+	}
+	return out, nil
+}
+
+func (s summaries) FirstPrompt(a session.Agent, path string) string {
+	b, _ := s.ix.Get(path, kindFirstPrompt, string(a), func([]byte, int64) ([]byte, []byte, int64, error) {
+		return []byte(session.Direct.FirstPrompt(a, path)), nil, 0, nil
+	})
+	return string(b)
+}
+
+func encodeSummary(s *session.FileSummary) []byte {
+	b := make([]byte, 0, 64+len(s.CWD)+len(s.CustomTitle)+len(s.AITitle)+len(s.SummaryTitle)+len(s.FirstPrompt))
+	for _, v := range []int64{int64(s.Lines), int64(s.Records), int64(s.Corrupt)} {
+		b = binary.AppendVarint(b, v)
+	}
+	// MarshalBinary keeps the zone offset, which ls --json shows
+	started, _ := s.Started.MarshalBinary()
+	// the titles are only ever shown through session.OneLine: stored
+	// collapsed, they are smaller and OneLine has nothing left to do
+	for _, t := range []string{string(started), s.CWD, oneLine(s.CustomTitle), oneLine(s.AITitle), oneLine(s.SummaryTitle), oneLine(s.FirstPrompt)} {
+		b = binary.AppendUvarint(b, uint64(len(t)))
+		b = append(b, t...)
+	}
+	return b
+}
+
+// oneLine is session.OneLine, except that a text of white space only stays
+// not empty (" "): SummarizeWith tells "no prompt" ("") from a blank one.
+func oneLine(t string) string {
+	if o := session.OneLine(t); o != "" || t == "" {
+		return o
+	}
+	return " "
+}
+
+func decodeSummary(b []byte, s *session.FileSummary) bool {
+	var n [3]int64
+	for i := range n {
+		v, k := binary.Varint(b)
+		if k <= 0 {
+			return false
+		}
+		n[i], b = v, b[k:]
+	}
+	var t [6]string
+	for i := range t {
+		l, k := binary.Uvarint(b)
+		if k <= 0 || l > uint64(len(b)-k) {
+			return false
+		}
+		t[i], b = string(b[k:k+int(l)]), b[k+int(l):]
+	}
+	if len(b) != 0 {
+		return false
+	}
+	*s = session.FileSummary{Lines: int(n[0]), Records: int(n[1]), Corrupt: int(n[2]),
+		CWD: t[1], CustomTitle: t[2], AITitle: t[3], SummaryTitle: t[4], FirstPrompt: t[5]}
+	return s.Started.UnmarshalBinary([]byte(t[0])) == nil
+}
+
+// ReadUsage is usage.Reader.ReadFile through the index: a file that has not
+// changed since it was scanned is not read again. agent names the scanner.
+func (ix *Index) ReadUsage(ctx context.Context, rd *usage.Reader, path string, agent session.Agent, sc usage.Scanner, class usage.FileClass) (*usage.FileUsage, error) {
+	if ix == nil {
+		return rd.ReadFile(ctx, path, sc, class)
+	}
+	var fu *usage.FileUsage
+	tag := string(agent) + "/" + string(rune('0'+class))
+	b, err := ix.Get(path, kindUsage, tag, func([]byte, int64) ([]byte, []byte, int64, error) {
+		var err error
+		fu, err = rd.ReadFile(ctx, path, sc, class)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		if ctx.Err() != nil {
+			// a scan cut short is not the file's usage
+			return nil, nil, 0, ctx.Err()
+		}
+		b, err := fu.MarshalBinary()
+		return b, nil, 0, err
+	})
+	if err != nil || fu != nil {
+		return fu, err
+	}
+	if fu, err = rd.Decode(b, path, class); err != nil {
+		return rd.ReadFile(ctx, path, sc, class)
+	}
+	return fu, nil
+}

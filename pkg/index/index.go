@@ -1,0 +1,567 @@
+// Package index is sessctl's on-disk cache of what it read from session
+// files: per-file summaries (what ls shows) and usage scans (what stats
+// counts), so that a file is read once and not again until it changes
+// (issue 15, docs/index.md).
+//
+// It is only a cache. Every value in it is what a read of the file would
+// give; deleting it changes no output; one that cannot be opened, is
+// corrupt, or was written by another build of sessctl is deleted and
+// rebuilt; one that another sessctl run holds locked is skipped for this
+// run (the run reads the files) rather than waited for.
+//
+// A file is known by its device and inode, so that a renamed or rotated
+// file is still known; what is stored for it says its size, modification
+// time, a hash of its first 4 KiB and, for a file that can be continued, a
+// hash of the 4 KiB before the point to continue from. Same size and time:
+// the stored value is used and the file is not opened. Larger, with the
+// head and the bytes before that point unchanged: the file only grew and
+// is read from that point on. Anything else: it is read whole.
+//
+// Storage is bbolt (go.etcd.io/bbolt): one file, pure Go, small to build,
+// with readers sharing it under a shared file lock and one writer at a time
+// under an exclusive one. A run looks values up in a read-only view and
+// writes what it read in short write transactions (at the end, or every few
+// MiB), so that concurrent runs read side by side.
+package index
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// schema is the layout of the index file. Change it whenever what is
+// stored, or how, changes; the build stamp (see stamp) changes by itself
+// whenever sessctl is rebuilt.
+const schema = "sessctl-index-1"
+
+// FileName is the index's file in its directory.
+const FileName = "index.db"
+
+// headSize is how much of the start of a file its identity hashes, and
+// how much before the point a grown file is continued from.
+const headSize = 4 << 10
+
+// lockWait is how long a run waits for the index's file lock (another run
+// writing) before it goes on without the index.
+var lockWait = 250 * time.Millisecond
+
+// flushAt is how many bytes of new entries a run keeps before it writes
+// them, so that memory stays small over a large store.
+var flushAt = 8 << 20
+
+var (
+	bucketMeta  = []byte("meta")
+	bucketFiles = []byte("files")
+	keySchema   = []byte("schema")
+)
+
+// Dir returns the index's directory: $XDG_CACHE_HOME/sessctl, or
+// ~/.cache/sessctl; "" when neither is known.
+func Dir(getenv func(string) string, home string) string {
+	if d := getenv("XDG_CACHE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "sessctl")
+	}
+	if home == "" {
+		return ""
+	}
+	return filepath.Join(home, ".cache", "sessctl")
+}
+
+// Disabled reports whether the environment turns the index off
+// (SESSCTL_NO_INDEX=1, as --no-index does).
+func Disabled(getenv func(string) string) bool {
+	v := getenv("SESSCTL_NO_INDEX")
+	return v != "" && v != "0"
+}
+
+// Index is an open index. A nil *Index is valid: it stores nothing and
+// every Get reads the file.
+type Index struct {
+	path  string
+	stamp []byte
+
+	mu      sync.Mutex
+	db      *bolt.DB // read-only view; nil once the index is given up
+	tx      *bolt.Tx
+	files   *bolt.Bucket
+	pending map[string][]byte
+	size    int  // bytes in pending
+	broken  bool // the file is unreadable: delete it on Close
+
+	stats Stats
+}
+
+// Stats counts what a run did with the index, for tests and measurements.
+type Stats struct {
+	Hits, Grown, Misses, Written int
+}
+
+// Open opens the index in dir, creating it when missing and rebuilding it
+// when it is corrupt or of another schema or build. It returns nil (no
+// index) when dir is "" or the index cannot be used now: another run
+// holds it locked for writing, or the directory cannot be written.
+func Open(dir string) *Index {
+	if dir == "" {
+		return nil
+	}
+	ix := &Index{path: filepath.Join(dir, FileName), stamp: stamp(), pending: map[string][]byte{}}
+	for attempt := 0; attempt < 2; attempt++ {
+		err := ix.openView()
+		if err == nil {
+			return ix
+		}
+		if errors.Is(err, errBusy) {
+			return nil
+		}
+		// corrupt, another schema or build, or missing: start again
+		if err := ix.create(dir); err != nil {
+			return nil
+		}
+	}
+	return nil
+}
+
+var errBusy = errors.New("index: locked by another run")
+
+// openView opens the read-only view and checks the schema and build.
+func (ix *Index) openView() (err error) {
+	defer func() {
+		if recover() != nil {
+			err = errors.New("index: unreadable")
+		}
+	}()
+	if _, err := os.Stat(ix.path); err != nil {
+		return err
+	}
+	db, err := bolt.Open(ix.path, 0o600, &bolt.Options{ReadOnly: true, Timeout: lockWait})
+	if err != nil {
+		if errors.Is(err, berrors.ErrTimeout) {
+			return errBusy
+		}
+		return err
+	}
+	tx, err := db.Begin(false)
+	if err != nil {
+		db.Close()
+		return err
+	}
+	meta, files := tx.Bucket(bucketMeta), tx.Bucket(bucketFiles)
+	if meta == nil || files == nil || !bytes.Equal(meta.Get(keySchema), ix.stamp) {
+		tx.Rollback()
+		db.Close()
+		return errors.New("index: another schema or build")
+	}
+	ix.db, ix.tx, ix.files = db, tx, files
+	return nil
+}
+
+// create replaces the index file with an empty one of this schema and
+// build.
+func (ix *Index) create(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	// a new file under a temporary name, renamed over the old one: a run
+	// that has the old one open goes on with it
+	tmp := fmt.Sprintf("%s.%d.tmp", ix.path, os.Getpid())
+	os.Remove(tmp)
+	db, err := bolt.Open(tmp, 0o600, &bolt.Options{Timeout: lockWait})
+	if err != nil {
+		return err
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		meta, err := tx.CreateBucket(bucketMeta)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.CreateBucket(bucketFiles); err != nil {
+			return err
+		}
+		return meta.Put(keySchema, ix.stamp)
+	})
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, ix.path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
+
+// stamp identifies the schema and this build of sessctl: the executable's
+// device, inode, size and modification time. A value read by another build
+// may differ (a scanner fixed), so an index written by one is rebuilt by
+// another.
+func stamp() []byte {
+	b := []byte(schema)
+	exe, err := os.Executable()
+	if err != nil {
+		return b
+	}
+	fi, err := os.Stat(exe)
+	if err != nil {
+		return b
+	}
+	dev, ino := devIno(fi)
+	for _, v := range []uint64{dev, ino, uint64(fi.Size()), uint64(fi.ModTime().UnixNano())} {
+		b = binary.BigEndian.AppendUint64(b, v)
+	}
+	return b
+}
+
+// Stats returns what the run did with the index so far.
+func (ix *Index) Stats() Stats {
+	if ix == nil {
+		return Stats{}
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	return ix.stats
+}
+
+// Close writes what the run read and closes the index.
+func (ix *Index) Close() error {
+	if ix == nil {
+		return nil
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	err := ix.flush(false)
+	ix.closeView()
+	if ix.broken {
+		os.Remove(ix.path)
+	}
+	return err
+}
+
+func (ix *Index) closeView() {
+	if ix.tx != nil {
+		ix.tx.Rollback()
+	}
+	if ix.db != nil {
+		ix.db.Close()
+	}
+	ix.db, ix.tx, ix.files = nil, nil, nil
+}
+
+// flush writes the pending entries; reopen opens the read-only view again
+// after. Called with mu held. An index another run holds is not waited
+// for: the entries are dropped (the next run reads those files again).
+func (ix *Index) flush(reopen bool) (err error) {
+	if len(ix.pending) == 0 || ix.db == nil {
+		return nil
+	}
+	defer func() {
+		if recover() != nil {
+			ix.broken, err = true, errors.New("index: unreadable")
+			ix.closeView()
+		}
+	}()
+	ix.closeView()
+	pending := ix.pending
+	ix.pending, ix.size = map[string][]byte{}, 0
+	db, err := bolt.Open(ix.path, 0o600, &bolt.Options{Timeout: lockWait})
+	if err == nil {
+		err = db.Update(func(tx *bolt.Tx) error {
+			meta, files := tx.Bucket(bucketMeta), tx.Bucket(bucketFiles)
+			if meta == nil || files == nil || !bytes.Equal(meta.Get(keySchema), ix.stamp) {
+				return errors.New("index: replaced by another build")
+			}
+			// in key order into pages filled to 90 %: entries put in
+			// random order leave half-empty pages (an index twice as
+			// large, and as much more mapped into memory)
+			keys := make([]string, 0, len(pending))
+			for k := range pending {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			files.FillPercent = 0.9
+			for _, k := range keys {
+				if err := files.Put([]byte(k), pending[k]); err != nil {
+					return err
+				}
+			}
+			ix.stats.Written += len(pending)
+			return nil
+		})
+		if cerr := db.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if reopen {
+		if verr := ix.openView(); verr != nil {
+			ix.closeView()
+		}
+	}
+	return err
+}
+
+// Kind names what is stored of a file; a file may have a value of each
+// kind. Tag says more of how it was read (the agent, the mode): a value
+// stored under another tag is not used.
+type Kind byte
+
+// Read reads a file for Get: from byte offset from, continuing state (from
+// 0: the whole file, state nil). It returns the value at the end of the
+// file and, when the file can be continued later, the state at a point
+// before the end (the end of its last complete line) and that point;
+// resumeAt 0 when it cannot.
+type Read func(state []byte, from int64) (value, resumeState []byte, resumeAt int64, err error)
+
+// entry is what is stored for a file.
+type entry struct {
+	size, mtime  int64
+	headLen      int64
+	headHash     uint64
+	resumeAt     int64
+	tailHash     uint64
+	tag          string
+	state, value []byte
+}
+
+// Get returns the value of kind for the file at path: the stored one when
+// the file has not changed; otherwise what read returns, continued from
+// the stored state when the file only grew. The value is stored for the
+// next run when read succeeds. A nil Index, or a path that is not a
+// regular file, reads.
+func (ix *Index) Get(path string, kind Kind, tag string, read Read) ([]byte, error) {
+	if ix == nil {
+		v, _, _, err := read(nil, 0)
+		return v, err
+	}
+	fi, err := os.Lstat(path)
+	dev, ino := uint64(0), uint64(0)
+	if err == nil && fi.Mode().IsRegular() {
+		dev, ino = devIno(fi)
+	}
+	if ino == 0 { // not a regular file, or no inode to know it by
+		v, _, _, err := read(nil, 0)
+		return v, err
+	}
+	key := make([]byte, 0, 17)
+	key = append(key, byte(kind))
+	key = binary.BigEndian.AppendUint64(key, dev)
+	key = binary.BigEndian.AppendUint64(key, ino)
+	size, mtime := fi.Size(), fi.ModTime().UnixNano()
+
+	old, found := ix.lookup(key)
+	if found && old.tag == tag && old.size == size && old.mtime == mtime {
+		ix.count(func(s *Stats) { s.Hits++ })
+		return old.value, nil
+	}
+	var state []byte
+	var from int64
+	// only a file that grew is continued: one of the same size with
+	// another time was written in place
+	if found && old.tag == tag && old.resumeAt > 0 && size > old.size && ix.unchangedBefore(path, old) {
+		state, from = old.state, old.resumeAt
+		ix.count(func(s *Stats) { s.Grown++ })
+	} else {
+		ix.count(func(s *Stats) { s.Misses++ })
+	}
+	value, rstate, resumeAt, err := read(state, from)
+	if err != nil {
+		return value, err
+	}
+	e := entry{size: size, mtime: mtime, tag: tag, value: value}
+	if !ix.hashes(path, &e, resumeAt) {
+		return value, nil
+	}
+	if resumeAt > 0 {
+		e.state = rstate
+	}
+	ix.put(key, &e)
+	return value, nil
+}
+
+func (ix *Index) count(f func(*Stats)) {
+	ix.mu.Lock()
+	f(&ix.stats)
+	ix.mu.Unlock()
+}
+
+// lookup returns the stored entry under key (a copy: bbolt's bytes are
+// valid only in its transaction).
+func (ix *Index) lookup(key []byte) (e entry, ok bool) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if b, pending := ix.pending[string(key)]; pending {
+		return decodeEntry(b)
+	}
+	if ix.files == nil {
+		return e, false
+	}
+	defer func() {
+		if recover() != nil {
+			// a damaged page: give the index up, and delete it at Close
+			ix.broken = true
+			ix.closeView()
+			e, ok = entry{}, false
+		}
+	}()
+	return decodeEntry(ix.files.Get(key))
+}
+
+func (ix *Index) put(key []byte, e *entry) {
+	b := e.encode()
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.db == nil {
+		return
+	}
+	k := string(key)
+	ix.size += len(b) - len(ix.pending[k])
+	ix.pending[k] = b
+	if ix.size >= flushAt {
+		ix.flush(true)
+	}
+}
+
+// hashes sets e's head and tail hashes from the file; false when the file
+// cannot be read.
+func (ix *Index) hashes(path string, e *entry, resumeAt int64) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	e.headLen = min(e.size, headSize)
+	if e.headHash, err = hashAt(f, 0, e.headLen); err != nil {
+		return false
+	}
+	if resumeAt > 0 {
+		e.resumeAt = resumeAt
+		start := max(0, resumeAt-headSize)
+		if e.tailHash, err = hashAt(f, start, resumeAt-start); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// unchangedBefore reports whether the file still holds, at its head and
+// just before the point to continue from, the bytes it held when e was
+// stored.
+func (ix *Index) unchangedBefore(path string, e entry) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	h, err := hashAt(f, 0, e.headLen)
+	if err != nil || h != e.headHash {
+		return false
+	}
+	start := max(0, e.resumeAt-headSize)
+	h, err = hashAt(f, start, e.resumeAt-start)
+	return err == nil && h == e.tailHash
+}
+
+func hashAt(f *os.File, off, n int64) (uint64, error) {
+	buf := make([]byte, n)
+	if _, err := f.ReadAt(buf, off); err != nil && !(errors.Is(err, io.EOF) && n == 0) {
+		return 0, err
+	}
+	return xxhash.Sum64(buf), nil
+}
+
+const entryVersion = 2
+
+// entry flags
+const stateIsValue = 1 // the state to continue from is the value (the file ends with a newline)
+
+func (e *entry) encode() []byte {
+	state := e.state
+	var flags byte
+	if e.resumeAt > 0 && bytes.Equal(state, e.value) {
+		flags, state = stateIsValue, nil
+	}
+	b := make([]byte, 0, 64+len(e.tag)+len(state)+len(e.value))
+	b = append(b, entryVersion, flags)
+	b = binary.AppendVarint(b, e.size)
+	b = binary.AppendVarint(b, e.mtime)
+	b = binary.AppendVarint(b, e.headLen)
+	b = binary.BigEndian.AppendUint64(b, e.headHash)
+	b = binary.AppendVarint(b, e.resumeAt)
+	b = binary.BigEndian.AppendUint64(b, e.tailHash)
+	for _, s := range [][]byte{[]byte(e.tag), state, e.value} {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	return b
+}
+
+// decodeEntry decodes a stored entry, copying its bytes; false for none or
+// for bytes it cannot read.
+func decodeEntry(b []byte) (e entry, ok bool) {
+	if len(b) < 2 || b[0] != entryVersion {
+		return e, false
+	}
+	flags := b[1]
+	b = b[2:]
+	bad := false
+	varint := func() int64 {
+		v, n := binary.Varint(b)
+		if n <= 0 {
+			bad = true
+			return 0
+		}
+		b = b[n:]
+		return v
+	}
+	u64 := func() uint64 {
+		if len(b) < 8 {
+			bad = true
+			return 0
+		}
+		v := binary.BigEndian.Uint64(b)
+		b = b[8:]
+		return v
+	}
+	bytesOf := func() []byte {
+		v, n := binary.Uvarint(b)
+		if n <= 0 || v > uint64(len(b)-n) {
+			bad = true
+			return nil
+		}
+		out := bytes.Clone(b[n : n+int(v)])
+		b = b[n+int(v):]
+		return out
+	}
+	e.size, e.mtime, e.headLen = varint(), varint(), varint()
+	e.headHash = u64()
+	e.resumeAt = varint()
+	e.tailHash = u64()
+	e.tag = string(bytesOf())
+	e.state, e.value = bytesOf(), bytesOf()
+	if flags&stateIsValue != 0 {
+		e.state = e.value
+	}
+	if bad || len(b) != 0 || e.headLen < 0 || e.headLen > headSize || e.resumeAt < 0 {
+		return entry{}, false
+	}
+	return e, true
+}
+
+func devIno(fi os.FileInfo) (dev, ino uint64) {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Dev), st.Ino
+	}
+	return 0, 0
+}

@@ -1,0 +1,281 @@
+package index
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sessctl/sessctl/pkg/session"
+	bolt "go.etcd.io/bbolt"
+)
+
+// reader is a Read that records how it was called and returns the file's
+// bytes from the offset, with the offset of its last newline as the point
+// to continue from (a summary that is the file itself).
+type reader struct {
+	path  string
+	calls []int64
+}
+
+func (r *reader) read(state []byte, from int64) ([]byte, []byte, int64, error) {
+	r.calls = append(r.calls, from)
+	b, err := os.ReadFile(r.path)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	if int64(len(state)) != from {
+		return nil, nil, 0, errors.New("state does not match the offset")
+	}
+	value := append(append([]byte{}, state...), b[from:]...)
+	at := int64(strings.LastIndexByte(string(b), '\n') + 1)
+	return value, value[:at], at, nil
+}
+
+func get(t *testing.T, ix *Index, r *reader) (string, int64) {
+	t.Helper()
+	r.calls = nil
+	v, err := ix.Get(r.path, 'T', "tag", r.read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := os.ReadFile(r.path)
+	if string(v) != string(want) {
+		t.Fatalf("value %q, the file holds %q", v, want)
+	}
+	switch len(r.calls) {
+	case 0:
+		return string(v), -1 // not read
+	case 1:
+		return string(v), r.calls[0]
+	}
+	t.Fatalf("read %d times", len(r.calls))
+	return "", 0
+}
+
+func reopen(t *testing.T, ix *Index, dir string) *Index {
+	t.Helper()
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ix = Open(dir)
+	if ix == nil {
+		t.Fatal("index not opened")
+	}
+	return ix
+}
+
+func TestGetKnowsUnchangedGrownRenamedAndRewrittenFiles(t *testing.T) {
+	dir, data := t.TempDir(), t.TempDir()
+	ix := Open(dir)
+	if ix == nil {
+		t.Fatal("no index")
+	}
+	p := filepath.Join(data, "a.jsonl")
+	head := strings.Repeat("h", 5000) + "\n" // longer than the hashed head
+	os.WriteFile(p, []byte(head+"one\ntw"), 0o600)
+	r := &reader{path: p}
+	if _, from := get(t, ix, r); from != 0 {
+		t.Fatalf("cold: read from %d", from)
+	}
+	ix = reopen(t, ix, dir)
+	if _, from := get(t, ix, r); from != -1 {
+		t.Fatalf("unchanged: read from %d", from)
+	}
+	// grew: read from the end of the last complete line
+	f, _ := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("o\nthree\n")
+	f.Close()
+	ix = reopen(t, ix, dir)
+	if _, from := get(t, ix, r); from != int64(len(head)+4) {
+		t.Fatalf("grown: read from %d, want %d", from, len(head)+4)
+	}
+	// renamed: still known
+	q := filepath.Join(data, "b.jsonl")
+	os.Rename(p, q)
+	r.path = q
+	ix = reopen(t, ix, dir)
+	if _, from := get(t, ix, r); from != -1 {
+		t.Fatalf("renamed: read from %d", from)
+	}
+	// rewritten in place, same size: read whole
+	b, _ := os.ReadFile(q)
+	os.WriteFile(q, []byte(strings.Replace(string(b), "one", "ONE", 1)), 0o600)
+	os.Chtimes(q, time.Now(), time.Now().Add(time.Second))
+	ix = reopen(t, ix, dir)
+	if _, from := get(t, ix, r); from != 0 {
+		t.Fatalf("rewritten: read from %d", from)
+	}
+	// grown, but a byte before the continuation point changed: whole
+	b, _ = os.ReadFile(q)
+	os.WriteFile(q, []byte(strings.Replace(string(b), "ONE", "one", 1)+"four\n"), 0o600)
+	ix = reopen(t, ix, dir)
+	if _, from := get(t, ix, r); from != 0 {
+		t.Fatalf("rewritten and grown: read from %d", from)
+	}
+	// grown, the head changed: whole
+	b, _ = os.ReadFile(q)
+	os.WriteFile(q, []byte("H"+string(b[1:])+"five\n"), 0o600)
+	ix = reopen(t, ix, dir)
+	if _, from := get(t, ix, r); from != 0 {
+		t.Fatalf("new head: read from %d", from)
+	}
+	// truncated: whole
+	os.WriteFile(q, []byte("short\n"), 0o600)
+	ix = reopen(t, ix, dir)
+	if _, from := get(t, ix, r); from != 0 {
+		t.Fatalf("truncated: read from %d", from)
+	}
+	// another tag: read
+	ix = reopen(t, ix, dir)
+	r.calls = nil
+	ix.Get(q, 'T', "other", r.read)
+	if len(r.calls) != 1 {
+		t.Fatal("a value of another tag was used")
+	}
+	ix.Close()
+}
+
+func TestNilIndexReads(t *testing.T) {
+	var ix *Index
+	p := filepath.Join(t.TempDir(), "a")
+	os.WriteFile(p, []byte("x\n"), 0o600)
+	r := &reader{path: p}
+	get(t, ix, r)
+	get(t, ix, r)
+	if len(r.calls) != 1 || ix.Close() != nil || Open("") != nil {
+		t.Fatal("a nil index did not read")
+	}
+}
+
+func TestCorruptOrForeignIndexIsRebuilt(t *testing.T) {
+	dir, data := t.TempDir(), t.TempDir()
+	p := filepath.Join(data, "a")
+	os.WriteFile(p, []byte("x\n"), 0o600)
+	r := &reader{path: p}
+	db := filepath.Join(dir, FileName)
+	for _, damage := range []func(){
+		func() { os.WriteFile(db, []byte("garbage"), 0o600) },
+		func() { os.WriteFile(db, nil, 0o600) },
+		func() { // every page after the two meta pages overwritten
+			b, _ := os.ReadFile(db)
+			for i := 8192; i < len(b); i++ {
+				b[i] = 0xff
+			}
+			os.WriteFile(db, b, 0o600)
+		},
+		func() { // another build
+			d, _ := bolt.Open(db, 0o600, nil)
+			d.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(keySchema, []byte("other")) })
+			d.Close()
+		},
+	} {
+		ix := Open(dir)
+		get(t, ix, r)
+		ix.Close()
+		damage()
+		ix = Open(dir)
+		if ix == nil {
+			t.Fatal("a damaged index was not rebuilt")
+		}
+		get(t, ix, r) // read or not: the value is right
+		ix.Close()
+		ix = Open(dir)
+		if _, from := get(t, ix, r); from != -1 {
+			t.Fatalf("not known after the rebuild: read from %d", from)
+		}
+		ix.Close()
+	}
+}
+
+func TestLockedIndexIsSkipped(t *testing.T) {
+	dir := t.TempDir()
+	Open(dir).Close()
+	d, err := bolt.Open(filepath.Join(dir, FileName), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	start := time.Now()
+	if Open(dir) != nil {
+		t.Fatal("opened an index another run writes")
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Fatal("waited for the lock")
+	}
+}
+
+func TestReadersShareAndWritesWait(t *testing.T) {
+	dir, data := t.TempDir(), t.TempDir()
+	p := filepath.Join(data, "a")
+	os.WriteFile(p, []byte("x\n"), 0o600)
+	a, b := Open(dir), Open(dir)
+	if a == nil || b == nil {
+		t.Fatal("two runs cannot read side by side")
+	}
+	ra, rb := &reader{path: p}, &reader{path: p}
+	get(t, a, ra)
+	get(t, b, rb)
+	// a cannot write while b reads: its entries are dropped, not waited for
+	if err := a.Close(); err == nil {
+		t.Error("wrote while another run held the index")
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c := Open(dir)
+	if _, from := get(t, c, &reader{path: p}); from != -1 {
+		t.Fatal("b's entry was not written")
+	}
+	c.Close()
+}
+
+func TestFlushKeepsMemorySmall(t *testing.T) {
+	defer func(n int) { flushAt = n }(flushAt)
+	flushAt = 1 // write after every entry
+	dir, data := t.TempDir(), t.TempDir()
+	ix := Open(dir)
+	var rs []*reader
+	for i := 0; i < 20; i++ {
+		p := filepath.Join(data, string(rune('a'+i)))
+		os.WriteFile(p, []byte(strings.Repeat("y", i)+"\n"), 0o600)
+		rs = append(rs, &reader{path: p})
+		get(t, ix, rs[i])
+	}
+	if st := ix.Stats(); st.Written != 20 || len(ix.pending) != 0 {
+		t.Fatalf("%+v, %d pending", st, len(ix.pending))
+	}
+	ix.Close()
+	ix = Open(dir)
+	for _, r := range rs {
+		if _, from := get(t, ix, r); from != -1 {
+			t.Fatal("an entry written mid-run was lost")
+		}
+	}
+	ix.Close()
+}
+
+// TestSummaryTitlesStoredCollapsed: titles are stored as OneLine shows
+// them, and a blank one stays blank rather than becoming none.
+func TestSummaryTitlesStoredCollapsed(t *testing.T) {
+	in := session.FileSummary{Lines: 3, Records: 2, Corrupt: 1, CWD: "/a  b", Started: time.Date(2026, 1, 2, 3, 4, 5, 6, time.FixedZone("", 7200)),
+		CustomTitle: " x\ty ", AITitle: "", SummaryTitle: "\u00a0", FirstPrompt: "p  q\n"}
+	var out session.FileSummary
+	if !decodeSummary(encodeSummary(&in), &out) {
+		t.Fatal("not decoded")
+	}
+	want := in
+	want.CustomTitle, want.SummaryTitle, want.FirstPrompt = "x y", " ", "p q"
+	if !out.Started.Equal(want.Started) || out.Started.Format(time.RFC3339Nano) != want.Started.Format(time.RFC3339Nano) {
+		t.Errorf("started %v, want %v", out.Started, want.Started)
+	}
+	out.Started, want.Started = time.Time{}, time.Time{}
+	if out != want {
+		t.Errorf("got %+v\nwant %+v", out, want)
+	}
+	if session.OneLine(out.SummaryTitle) != "" {
+		t.Error("a blank title shows")
+	}
+}
