@@ -307,16 +307,9 @@ fi
 # (its rotation holds the removed turns, which ccusage does not read)
 compare claude-2.1.330 "$REPO/testdata/claude-2.1.330" ""
 
-corpus=$CACHE/corpus-claude-$CORPUS_SIZE-$CORPUS_FILES-quirks
-if [ ! -d "$corpus/projects" ]; then
-	rm -rf "$corpus"
-	(cd "$REPO" && go run ./internal/gen claude -out "$corpus" -size "$CORPUS_SIZE" -files "$CORPUS_FILES" -quirks) >&2
-fi
-codex=$CACHE/corpus-codex-50MB-60
-if [ ! -d "$codex/sessions" ]; then
-	rm -rf "$codex"
-	(cd "$REPO" && go run ./internal/gen codex -out "$codex" -size 50MB -files 60) >&2
-fi
+# shellcheck source=lib/corpora.sh
+. "$REPO/scripts/lib/corpora.sh"
+generated_corpora
 compare generated "$corpus" "$codex"
 
 if [ $status -ne 0 ]; then

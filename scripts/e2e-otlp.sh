@@ -50,16 +50,9 @@ if [ -d "$SAMPLES" ]; then
 else
 	echo "e2e-otlp: $SAMPLES not found; skipping the shared samples" >&2
 fi
-corpus=$CACHE/corpus-claude-$CORPUS_SIZE-$CORPUS_FILES-quirks
-if [ ! -d "$corpus/projects" ]; then
-	rm -rf "$corpus"
-	(cd "$REPO" && go run ./internal/gen claude -out "$corpus" -size "$CORPUS_SIZE" -files "$CORPUS_FILES" -quirks) >&2
-fi
-codex=$CACHE/corpus-codex-50MB-60
-if [ ! -d "$codex/sessions" ]; then
-	rm -rf "$codex"
-	(cd "$REPO" && go run ./internal/gen codex -out "$codex" -size 50MB -files 60) >&2
-fi
+# shellcheck source=lib/corpora.sh
+. "$REPO/scripts/lib/corpora.sh"
+generated_corpora
 push generated "$corpus" "$codex"
 
 if [ $status -ne 0 ]; then
