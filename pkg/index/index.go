@@ -62,10 +62,16 @@ var lockWait = 250 * time.Millisecond
 // them, so that memory stays small over a large store.
 var flushAt = 8 << 20
 
+// sweepEvery is how often a run drops the entries of files that are gone
+// (deleted, or their inode now another file's): at most once a day, so
+// that the stat of every entry it takes is not paid on every run.
+var sweepEvery = 24 * time.Hour
+
 var (
 	bucketMeta  = []byte("meta")
 	bucketFiles = []byte("files")
 	keySchema   = []byte("schema")
+	keySwept    = []byte("swept") // Unix seconds of the last sweep
 )
 
 // Dir returns the index's directory: $XDG_CACHE_HOME/sessctl, or
@@ -98,8 +104,10 @@ type Index struct {
 	tx      *bolt.Tx
 	files   *bolt.Bucket
 	pending map[string][]byte
-	size    int  // bytes in pending
-	broken  bool // the file is unreadable: delete it on Close
+	stale   [][]byte // keys of entries whose file is gone, deleted with the next write
+	swept   bool     // stale holds a sweep: record its time with the next write
+	size    int      // bytes in pending
+	broken  bool     // the file is unreadable: delete it on Close
 
 	stats Stats
 }
@@ -107,6 +115,7 @@ type Index struct {
 // Stats counts what a run did with the index, for tests and measurements.
 type Stats struct {
 	Hits, Grown, Misses, Written int
+	Swept                        int // entries of files that are gone, deleted
 }
 
 // Open opens the index in dir, creating it when missing and rebuilding it
@@ -242,6 +251,7 @@ func (ix *Index) Close() error {
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	ix.sweep(time.Now())
 	err := ix.flush(false)
 	ix.closeView()
 	if ix.broken {
@@ -264,7 +274,7 @@ func (ix *Index) closeView() {
 // after. Called with mu held. An index another run holds is not waited
 // for: the entries are dropped (the next run reads those files again).
 func (ix *Index) flush(reopen bool) (err error) {
-	if len(ix.pending) == 0 || ix.db == nil {
+	if (len(ix.pending) == 0 && !ix.swept) || ix.db == nil {
 		return nil
 	}
 	defer func() {
@@ -274,8 +284,8 @@ func (ix *Index) flush(reopen bool) (err error) {
 		}
 	}()
 	ix.closeView()
-	pending := ix.pending
-	ix.pending, ix.size = map[string][]byte{}, 0
+	pending, stale, swept := ix.pending, ix.stale, ix.swept
+	ix.pending, ix.size, ix.stale, ix.swept = map[string][]byte{}, 0, nil, false
 	db, err := bolt.Open(ix.path, 0o600, &bolt.Options{Timeout: lockWait})
 	if err == nil {
 		err = db.Update(func(tx *bolt.Tx) error {
@@ -298,6 +308,18 @@ func (ix *Index) flush(reopen bool) (err error) {
 				}
 			}
 			ix.stats.Written += len(pending)
+			for _, k := range stale {
+				if _, written := pending[string(k)]; written {
+					continue // read again by this run: its entry is new
+				}
+				if err := files.Delete(k); err != nil {
+					return err
+				}
+				ix.stats.Swept++
+			}
+			if swept {
+				return meta.Put(keySwept, binary.BigEndian.AppendUint64(nil, uint64(time.Now().Unix())))
+			}
 			return nil
 		})
 		if cerr := db.Close(); err == nil {
@@ -310,6 +332,44 @@ func (ix *Index) flush(reopen bool) (err error) {
 		}
 	}
 	return err
+}
+
+// sweep collects, when the last sweep is sweepEvery old, the keys of the
+// entries whose file is gone: its path no longer names a regular file with
+// the entry's device and inode. flush deletes them. Without it the entries
+// of deleted sessions would stay until their inode is used again or
+// sessctl is rebuilt. Called with mu held.
+func (ix *Index) sweep(now time.Time) {
+	if ix.files == nil || ix.tx == nil {
+		return
+	}
+	defer func() {
+		if recover() != nil { // a damaged page: give the index up
+			ix.broken, ix.stale, ix.swept = true, nil, false
+			ix.closeView()
+		}
+	}()
+	if last := ix.tx.Bucket(bucketMeta).Get(keySwept); len(last) == 8 &&
+		now.Sub(time.Unix(int64(binary.BigEndian.Uint64(last)), 0)) < sweepEvery {
+		return
+	}
+	c := ix.files.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		path, ok := entryPath(v)
+		gone := !ok || len(k) != 17
+		if !gone {
+			fi, err := os.Lstat(path)
+			gone = err != nil || !fi.Mode().IsRegular()
+			if !gone {
+				dev, ino := devIno(fi)
+				gone = dev != binary.BigEndian.Uint64(k[1:9]) || ino != binary.BigEndian.Uint64(k[9:17])
+			}
+		}
+		if gone {
+			ix.stale = append(ix.stale, bytes.Clone(k))
+		}
+	}
+	ix.swept = true
 }
 
 // Kind names what is stored of a file; a file may have a value of each
@@ -332,6 +392,7 @@ type entry struct {
 	resumeAt     int64
 	tailHash     uint64
 	tag          string
+	path         string // where the file was when it was read (for the sweep)
 	state, value []byte
 }
 
@@ -363,6 +424,12 @@ func (ix *Index) Get(path string, kind Kind, tag string, read Read) ([]byte, err
 	old, found := ix.lookup(key)
 	if found && old.tag == tag && old.size == size && old.mtime == mtime {
 		ix.count(func(s *Stats) { s.Hits++ })
+		if old.path != path {
+			// renamed (a rotation): the sweep looks for it here now
+			moved := old
+			moved.path = path
+			ix.put(key, &moved)
+		}
 		return old.value, nil
 	}
 	var state []byte
@@ -379,7 +446,7 @@ func (ix *Index) Get(path string, kind Kind, tag string, read Read) ([]byte, err
 	if err != nil {
 		return value, err
 	}
-	e := entry{size: size, mtime: mtime, tag: tag, value: value}
+	e := entry{size: size, mtime: mtime, tag: tag, path: path, value: value}
 	if !ix.hashes(path, &e, resumeAt) {
 		return value, nil
 	}
@@ -481,7 +548,7 @@ func hashAt(f *os.File, off, n int64) (uint64, error) {
 	return xxhash.Sum64(buf), nil
 }
 
-const entryVersion = 2
+const entryVersion = 3
 
 // entry flags
 const stateIsValue = 1 // the state to continue from is the value (the file ends with a newline)
@@ -492,8 +559,11 @@ func (e *entry) encode() []byte {
 	if e.resumeAt > 0 && bytes.Equal(state, e.value) {
 		flags, state = stateIsValue, nil
 	}
-	b := make([]byte, 0, 64+len(e.tag)+len(state)+len(e.value))
+	b := make([]byte, 0, 64+len(e.path)+len(e.tag)+len(state)+len(e.value))
 	b = append(b, entryVersion, flags)
+	// the path first, so that the sweep reads it without the rest
+	b = binary.AppendUvarint(b, uint64(len(e.path)))
+	b = append(b, e.path...)
 	b = binary.AppendVarint(b, e.size)
 	b = binary.AppendVarint(b, e.mtime)
 	b = binary.AppendVarint(b, e.headLen)
@@ -514,7 +584,12 @@ func decodeEntry(b []byte) (e entry, ok bool) {
 		return e, false
 	}
 	flags := b[1]
-	b = b[2:]
+	path, n, ok := pathAt(b)
+	if !ok {
+		return e, false
+	}
+	e.path = path
+	b = b[n:]
 	bad := false
 	varint := func() int64 {
 		v, n := binary.Varint(b)
@@ -557,6 +632,26 @@ func decodeEntry(b []byte) (e entry, ok bool) {
 		return entry{}, false
 	}
 	return e, true
+}
+
+// entryPath returns the path of a stored entry without decoding the rest.
+func entryPath(b []byte) (string, bool) {
+	if len(b) < 2 || b[0] != entryVersion {
+		return "", false
+	}
+	p, _, ok := pathAt(b)
+	return p, ok
+}
+
+// pathAt reads the path after an entry's version and flags; n is where
+// the rest of the entry starts.
+func pathAt(b []byte) (path string, n int, ok bool) {
+	v, k := binary.Uvarint(b[2:])
+	if k <= 0 || v > uint64(len(b)-2-k) {
+		return "", 0, false
+	}
+	start := 2 + k
+	return string(b[start : start+int(v)]), start + int(v), true
 }
 
 func devIno(fi os.FileInfo) (dev, ino uint64) {

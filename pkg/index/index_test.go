@@ -279,3 +279,77 @@ func TestSummaryTitlesStoredCollapsed(t *testing.T) {
 		t.Error("a blank title shows")
 	}
 }
+
+// entries counts the entries the index file holds.
+func entries(t *testing.T, dir string) int {
+	t.Helper()
+	db, err := bolt.Open(filepath.Join(dir, FileName), 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	n := 0
+	db.View(func(tx *bolt.Tx) error {
+		n = tx.Bucket(bucketFiles).Stats().KeyN
+		return nil
+	})
+	return n
+}
+
+// The entries of deleted files are dropped by the sweep, once it is due;
+// a renamed file (a rotation) keeps its entry when a run has looked it up
+// under its new name, even though its old name now holds another file.
+func TestSweepDropsTheEntriesOfGoneFiles(t *testing.T) {
+	defer func(d time.Duration) { sweepEvery = d }(sweepEvery)
+	sweepEvery = 24 * time.Hour
+	dir, data := t.TempDir(), t.TempDir()
+	var rs []*reader
+	for _, name := range []string{"gone.jsonl", "kept.jsonl", "rotated.jsonl"} {
+		p := filepath.Join(data, name)
+		os.WriteFile(p, []byte(name+"\n"), 0o600)
+		rs = append(rs, &reader{path: p})
+	}
+	gone, kept, rotated := rs[0], rs[1], rs[2]
+	ix := Open(dir)
+	for _, r := range rs {
+		get(t, ix, r)
+	}
+	ix = reopen(t, ix, dir) // the first close sweeps an empty view
+	if n := entries(t, dir); n != 3 {
+		t.Fatalf("%d entries, want 3", n)
+	}
+
+	os.Remove(gone.path)
+	newName := rotated.path + ".1"
+	os.Rename(rotated.path, newName)
+	os.WriteFile(rotated.path, []byte("a new file under the old name\n"), 0o600)
+	rotated.path = newName
+	if _, from := get(t, ix, rotated); from != -1 {
+		t.Fatalf("rotation: read from %d", from)
+	}
+	// not due: nothing swept
+	ix = reopen(t, ix, dir)
+	if st := ix.Stats(); st.Swept != 0 {
+		t.Fatalf("swept %d before it was due", st.Swept)
+	}
+	if n := entries(t, dir); n != 3 {
+		t.Fatalf("%d entries before the sweep was due, want 3", n)
+	}
+
+	sweepEvery = 0
+	get(t, ix, kept)
+	ix.Close()
+	if st := ix.Stats(); st.Swept != 1 {
+		t.Fatalf("swept %d entries, want 1 (the deleted file's)", st.Swept)
+	}
+	if n := entries(t, dir); n != 2 {
+		t.Fatalf("%d entries after the sweep, want 2", n)
+	}
+	ix = Open(dir)
+	defer ix.Close()
+	for _, r := range []*reader{kept, rotated} {
+		if _, from := get(t, ix, r); from != -1 {
+			t.Errorf("%s: read from %d after the sweep", filepath.Base(r.path), from)
+		}
+	}
+}
