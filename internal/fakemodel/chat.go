@@ -179,20 +179,9 @@ func PlanChat(body []byte) (Plan, error) {
 	}
 
 	// Chat Completions usage: prompt_tokens includes the cached tokens.
-	est := estimateTokens(body)
-	p.Usage.InputTokens = est
-	p.Usage.CachedTokens = est * 70 / 100
-	// not after a compaction: its summary quotes the prompt, and Kimi Code
-	// would compact again and again
-	if !toolResult && !compacted && p.Reason != ReasonCompaction && strings.Contains(prompt, KeywordBigUsage) {
-		p.Usage.InputTokens = 200000
-		p.Usage.CachedTokens = 150000
-	}
-	if p.Thinking != "" {
-		p.Usage.ReasoningTokens = tokensOf(p.Thinking)
-	}
-	p.Usage.OutputTokens = p.outputTokens()
-	p.Usage.TotalTokens = p.Usage.InputTokens + p.Usage.OutputTokens
+	// BIGUSAGE not after a compaction: its summary quotes the prompt, and
+	// Kimi Code would compact again and again
+	p.openAIUsage(body, !toolResult && !compacted && p.Reason != ReasonCompaction && strings.Contains(prompt, KeywordBigUsage))
 	return p, nil
 }
 

@@ -282,11 +282,21 @@ func PlanResponses(body []byte) (Plan, error) {
 		p.Thinking = thinkingText
 	}
 
+	p.openAIUsage(body, !toolResult && p.Reason != ReasonCompaction && p.Reason != ReasonBridge &&
+		strings.Contains(prompt, KeywordBigUsage))
+	return p, nil
+}
+
+// openAIUsage sets the usage of a Responses or Chat Completions reply: the
+// input (which includes the cached part) estimated from the body, 70 % of
+// it cached; with big, 200,000 input tokens of which 150,000 cached (the
+// BIGUSAGE keyword); reasoning tokens for the thinking, which the output
+// includes.
+func (p *Plan) openAIUsage(body []byte, big bool) {
 	est := estimateTokens(body)
 	p.Usage.InputTokens = est
 	p.Usage.CachedTokens = est * 70 / 100
-	if !toolResult && p.Reason != ReasonCompaction && p.Reason != ReasonBridge &&
-		strings.Contains(prompt, KeywordBigUsage) {
+	if big {
 		p.Usage.InputTokens = 200000
 		p.Usage.CachedTokens = 150000
 	}
@@ -295,7 +305,6 @@ func PlanResponses(body []byte) (Plan, error) {
 	}
 	p.Usage.OutputTokens = p.outputTokens()
 	p.Usage.TotalTokens = p.Usage.InputTokens + p.Usage.OutputTokens
-	return p, nil
 }
 
 func isMessage(it responsesItem) bool {
