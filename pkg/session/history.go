@@ -137,6 +137,23 @@ type Conversation interface {
 	TurnUnit() string
 }
 
+// TurnTracking is a Conversation that can number the turns of a
+// transcript from its records as a caller reads them anyway (stats), so
+// that the file is not read a second time for its turns.
+type TurnTracking interface {
+	NewTurnTracker() TurnTracker
+}
+
+// TurnTracker numbers turns from records handed to Add in file order:
+// every record of the transcript, as ReadFile gives them (corrupt and
+// blank ones too). Turns, after the last one, is what Conversation.Turns
+// gives for the file. Every turn's Line is the line of a record with
+// UserPrompt or of Kind KindCheckpoint.
+type TurnTracker interface {
+	Add(r *Record)
+	Turns() []Turn
+}
+
 // Gauge is the context-size rule of an agent (tokens.md §5). Every home
 // implements it.
 type Gauge interface {

@@ -209,14 +209,20 @@ func Analyze(ctx context.Context, s *session.Session, opt Options) (*Report, err
 
 	a := newAnalyzer(rep, opt)
 	a.ctx = ctx
-	turns, err := turnsOf(ctx, s)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", s.Main, err)
+	// the turns: from the records this pass reads, where the home can
+	// number them so (the file is then decoded once), else from the
+	// home's own read of the file
+	var tracker session.TurnTracker
+	if tt, ok := session.As[session.TurnTracking](s.Agent); ok && trackTurns {
+		tracker = tt.NewTurnTracker()
+	} else {
+		turns, err := turnsOf(ctx, s)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.Main, err)
+		}
+		a.setTurns(turns)
 	}
-	a.turns = map[int]session.Turn{}
-	for _, t := range turns {
-		a.turns[t.Line] = t
-	}
+	a.tracking = tracker != nil
 	var size int64
 	for _, fi := range s.Files {
 		if fi.Path == s.Main {
@@ -229,12 +235,27 @@ func Analyze(ctx context.Context, s *session.Session, opt Options) (*Report, err
 			opt.Progress(r.Line.End(), size)
 		}
 		a.bigs, a.pre = bigs, counts
+		if tracker != nil {
+			tracker.Add(r)
+		}
 		return a.record(r)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Main, err)
 	}
 	a.flush()
+	if tracker != nil {
+		// the marks were set at every record that may start a turn: keep
+		// those that do
+		a.setTurns(tracker.Turns())
+		marks := a.marks[:0]
+		for _, m := range a.marks {
+			if _, ok := a.turns[m.line]; ok {
+				marks = append(marks, m)
+			}
+		}
+		a.marks = marks
+	}
 	a.finish()
 	return rep, nil
 }
@@ -264,9 +285,12 @@ type analyzer struct {
 	callTo  map[string]string // open tool call id -> name
 	largest minHeap
 
-	turns      map[int]session.Turn // by line
-	bigs       []bigCount           // the cut strings of the record's line
-	marks      []mark
+	turns map[int]session.Turn // by line
+	bigs  []bigCount           // the cut strings of the record's line
+	marks []mark
+	// tracking: the turns are known only after the pass (TurnTracker);
+	// until then every record that may start one is marked
+	tracking   bool
 	active     int64 // estimated active context
 	restarts   int
 	recorded   int64
@@ -332,7 +356,7 @@ func (a *analyzer) record(r *session.Record) error {
 	} else if it.restart {
 		it.recorded = -2 // unknown after the restart until a record says
 	}
-	if _, ok := a.turns[r.Line.Num]; ok {
+	if _, ok := a.turns[r.Line.Num]; ok || a.tracking && (r.UserPrompt || r.Kind == session.KindCheckpoint) {
 		it.mark = &mark{line: r.Line.Num, checkpoint: r.Kind == session.KindCheckpoint}
 	}
 	// what the record puts in the context
@@ -628,6 +652,18 @@ func (a *analyzer) apply(it item, n int64) {
 			a.largest[0] = l
 			heap.Fix(&a.largest, 0)
 		}
+	}
+}
+
+// trackTurns lets Analyze number turns from its own pass where the home
+// can; false only in the test that holds the two ways to each other.
+var trackTurns = true
+
+// setTurns keeps the turns by line.
+func (a *analyzer) setTurns(turns []session.Turn) {
+	a.turns = make(map[int]session.Turn, len(turns))
+	for _, t := range turns {
+		a.turns[t.Line] = t
 	}
 }
 

@@ -164,86 +164,114 @@ func entryType(t string) bool {
 	return t == "user" || t == "assistant" || t == "attachment" || strings.HasPrefix(t, "system/")
 }
 
-func buildIndex(ctx context.Context, path string) (*index, error) {
-	ix := &index{seed: maphash.MakeSeed(), byID: map[uint64]int32{}, pos: map[uint64]int32{}, progress: map[uint64]uint64{}}
+// indexBuilder builds the index of a transcript from its records, handed
+// to add one by one in file order.
+type indexBuilder struct {
+	ix *index
 	// Claude Code writes queue-operation and file-history-snapshot records
 	// just before a prompt, and a prompt typed while a tool call was
 	// pending follows the assistant's tool_use lines: those belong to the
 	// new turn, so a cut before the turn goes before them.
-	runStart, toolStart := int64(-1), int64(-1)
+	runStart, toolStart int64
+}
+
+func newIndexBuilder() *indexBuilder {
+	return &indexBuilder{ix: &index{seed: maphash.MakeSeed(), byID: map[uint64]int32{}, pos: map[uint64]int32{}, progress: map[uint64]uint64{}},
+		runStart: -1, toolStart: -1}
+}
+
+func buildIndex(ctx context.Context, path string) (*index, error) {
+	b := newIndexBuilder()
 	err := session.ReadFileContext(ctx, path, Home{}, func(r *session.Record) error {
-		ix.size = r.Line.End()
-		if r.Kind == session.KindCorrupt || r.Kind == session.KindBlank {
-			return nil
-		}
-		if r.Version != "" {
-			ix.version = r.Version
-		}
-		off := r.Line.Offset
-		if r.UserPrompt && r.UUID != "" {
-			// the copy of a prompt that sessctl's compaction writes into the
-			// kept tail keeps the prompt's promptId (2.1.x writes one on
-			// every prompt) or, in files without one, its words and time
-			key := session.PromptKey(r)
-			var m claudeMeta
-			if decodeObject(r, &m) == nil && m.PromptID != "" {
-				key = "promptId\x00" + m.PromptID
-			}
-			cut := off
-			if runStart >= 0 {
-				cut = runStart
-			}
-			if toolStart >= 0 && toolStart < cut {
-				cut = toolStart
-			}
-			ix.prompts = append(ix.prompts, prompt{
-				key: ix.hash(key), node: int32(len(ix.nodes)),
-				cut: cut, uuid: r.UUID, timestamp: r.Timestamp, preview: session.Preview(r.Prompt, session.PreviewLen)})
-		}
-		switch {
-		case r.Type == "queue-operation" || r.Type == "file-history-snapshot" || continuePair(r):
-			if runStart < 0 {
-				runStart = off
-			}
-		default:
-			runStart = -1
-		}
-		if r.UUID != "" && !r.Sidechain {
-			if r.Role == session.RoleAssistant && len(r.ToolCalls) > 0 && r.Text == "" && r.Thinking == "" {
-				if toolStart < 0 {
-					toolStart = off
-				}
-			} else {
-				toolStart = -1
-			}
-		}
-		switch {
-		case r.Type == "progress" && r.UUID != "":
-			p := ix.hash(r.ParentUUID)
-			if q, ok := ix.progress[p]; ok {
-				p = q
-			}
-			ix.progress[ix.hash(r.UUID)] = p
-		case r.Type == "last-prompt":
-			var m claudeMeta
-			if decodeObject(r, &m) != nil {
-				return nil
-			}
-			switch {
-			case m.LeafUUID != nil && *m.LeafUUID != "":
-				leaf := ix.hash(*m.LeafUUID)
-				ix.explicit = m.Explicit || ix.explicit && leaf == ix.lastLeaf
-				ix.lastLeaf, ix.cleared = leaf, false
-			case m.LeafUUID == nil && m.Explicit:
-				// (absent and null decode alike; the client checks for null)
-				ix.cleared, ix.lastLeaf, ix.explicit = true, 0, false
-			}
-		case entryType(r.Type) && r.UUID != "":
-			ix.add(r)
-		}
+		b.add(r)
 		return nil
 	})
-	return ix, err
+	return b.ix, err
+}
+
+func (b *indexBuilder) add(r *session.Record) {
+	b.ix.size = r.Line.End()
+	if r.Kind == session.KindCorrupt || r.Kind == session.KindBlank {
+		return
+	}
+	if r.Version != "" {
+		b.ix.version = r.Version
+	}
+	off := r.Line.Offset
+	if r.UserPrompt && r.UUID != "" {
+		// the copy of a prompt that sessctl's compaction writes into the
+		// kept tail keeps the prompt's promptId (2.1.x writes one on
+		// every prompt) or, in files without one, its words and time
+		key := session.PromptKey(r)
+		var m claudeMeta
+		if decodeObject(r, &m) == nil && m.PromptID != "" {
+			key = "promptId\x00" + m.PromptID
+		}
+		cut := off
+		if b.runStart >= 0 {
+			cut = b.runStart
+		}
+		if b.toolStart >= 0 && b.toolStart < cut {
+			cut = b.toolStart
+		}
+		b.ix.prompts = append(b.ix.prompts, prompt{
+			key: b.ix.hash(key), node: int32(len(b.ix.nodes)),
+			cut: cut, uuid: r.UUID, timestamp: r.Timestamp, preview: session.Preview(r.Prompt, session.PreviewLen)})
+	}
+	switch {
+	case r.Type == "queue-operation" || r.Type == "file-history-snapshot" || continuePair(r):
+		if b.runStart < 0 {
+			b.runStart = off
+		}
+	default:
+		b.runStart = -1
+	}
+	if r.UUID != "" && !r.Sidechain {
+		if r.Role == session.RoleAssistant && len(r.ToolCalls) > 0 && r.Text == "" && r.Thinking == "" {
+			if b.toolStart < 0 {
+				b.toolStart = off
+			}
+		} else {
+			b.toolStart = -1
+		}
+	}
+	switch {
+	case r.Type == "progress" && r.UUID != "":
+		p := b.ix.hash(r.ParentUUID)
+		if q, ok := b.ix.progress[p]; ok {
+			p = q
+		}
+		b.ix.progress[b.ix.hash(r.UUID)] = p
+	case r.Type == "last-prompt":
+		var m claudeMeta
+		if decodeObject(r, &m) != nil {
+			return
+		}
+		switch {
+		case m.LeafUUID != nil && *m.LeafUUID != "":
+			leaf := b.ix.hash(*m.LeafUUID)
+			b.ix.explicit = m.Explicit || b.ix.explicit && leaf == b.ix.lastLeaf
+			b.ix.lastLeaf, b.ix.cleared = leaf, false
+		case m.LeafUUID == nil && m.Explicit:
+			// (absent and null decode alike; the client checks for null)
+			b.ix.cleared, b.ix.lastLeaf, b.ix.explicit = true, 0, false
+		}
+	case entryType(r.Type) && r.UUID != "":
+		b.ix.add(r)
+	}
+}
+
+// NewTurnTracker implements session.TurnTracking: the turns numbered from
+// the records a caller reads anyway (stats), as Turns numbers them.
+func (Home) NewTurnTracker() session.TurnTracker { return turnTracker{newIndexBuilder()} }
+
+type turnTracker struct{ b *indexBuilder }
+
+func (t turnTracker) Add(r *session.Record) { t.b.add(r) }
+
+func (t turnTracker) Turns() []session.Turn {
+	ix := t.b.ix
+	return ix.turns(ix.walk()).turns
 }
 
 // The synthetic pair Claude Code sends, and writes, before a prompt when
