@@ -216,46 +216,35 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	// the three model APIs: plan the reply, record it, stream it
+	var plan func([]byte) (Plan, error)
+	var fail func(http.ResponseWriter, int, string)
+	var serve func(http.ResponseWriter, Plan)
 	switch req.Kind {
 	case KindMessages:
-		plan, err := PlanAnthropic(body)
-		if err != nil {
-			req.Error = err.Error()
-			s.record(&req, nil)
-			writeAnthropicError(w, http.StatusBadRequest, err.Error())
-			return
-		}
-		s.record(&req, func(n int) {
-			plan.assignIDs(body, n)
-			req.Reply = &plan
-		})
-		serveAnthropic(w, plan)
+		plan, fail, serve = PlanAnthropic, writeAnthropicError, serveAnthropic
 	case KindResponses:
-		plan, err := PlanResponses(body)
-		if err != nil {
-			req.Error = err.Error()
-			s.record(&req, nil)
-			writeOpenAIError(w, http.StatusBadRequest, err.Error())
-			return
-		}
-		s.record(&req, func(n int) {
-			plan.assignIDs(body, n)
-			req.Reply = &plan
-		})
-		serveResponses(w, plan)
+		plan, fail, serve = PlanResponses, writeOpenAIError, serveResponses
 	case KindChat:
-		plan, err := PlanChat(body)
+		plan, fail = PlanChat, writeOpenAIError
+		serve = func(w http.ResponseWriter, p Plan) { serveChat(w, p, chatIncludeUsage(body)) }
+	}
+	if plan != nil {
+		p, err := plan(body)
 		if err != nil {
 			req.Error = err.Error()
 			s.record(&req, nil)
-			writeOpenAIError(w, http.StatusBadRequest, err.Error())
+			fail(w, http.StatusBadRequest, err.Error())
 			return
 		}
 		s.record(&req, func(n int) {
-			plan.assignIDs(body, n)
-			req.Reply = &plan
+			p.assignIDs(body, n)
+			req.Reply = &p
 		})
-		serveChat(w, plan, chatIncludeUsage(body))
+		serve(w, p)
+		return
+	}
+	switch req.Kind {
 	case KindCountTokens:
 		s.record(&req, nil)
 		writeJSON(w, http.StatusOK, map[string]any{"input_tokens": estimateTokens(body)})
