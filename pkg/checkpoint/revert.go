@@ -152,6 +152,25 @@ func PlanRevert(ctx context.Context, path string, agent session.Agent, n int, me
 	return p, nil
 }
 
+// PlanCut plans a revert as a plain cut before turn p.N: for the homes
+// whose client replays the file in order, so that what is before the
+// turn's first line is the history before the turn (clawdcode, Kimi
+// Code). Their WriteRevert is WriteCut with no extra lines.
+func PlanCut(ctx context.Context, a session.Agent, path string, p *Plan, listTurns func() ([]session.Turn, error)) error {
+	turns, err := listTurns()
+	if err != nil {
+		return err
+	}
+	t, err := FindTurn(turns, p.N, p.Unit)
+	if err != nil {
+		return err
+	}
+	if err := OnlyTruncate(a, p.Mechanism); err != nil {
+		return err
+	}
+	return MeasureCut(ctx, path, p, t, nil)
+}
+
 // OnlyTruncate is the mechanism check of an agent whose files are only
 // ever reverted by a cut.
 func OnlyTruncate(a session.Agent, m Mechanism) error {

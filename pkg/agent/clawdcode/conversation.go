@@ -98,18 +98,7 @@ func (h Home) History(ctx context.Context, path string, opt session.HistoryOptio
 // PlanRevert implements checkpoint.Reverter: the file is cut before the
 // turn (clawdcode's loader reads file order from the last boundary).
 func (Home) PlanRevert(ctx context.Context, path string, p *checkpoint.Plan, listTurns func() ([]session.Turn, error)) error {
-	turns, err := listTurns()
-	if err != nil {
-		return err
-	}
-	t, err := checkpoint.FindTurn(turns, p.N, p.Unit)
-	if err != nil {
-		return err
-	}
-	if err := checkpoint.OnlyTruncate(Agent, p.Mechanism); err != nil {
-		return err
-	}
-	return checkpoint.MeasureCut(ctx, path, p, t, nil)
+	return checkpoint.PlanCut(ctx, Agent, path, p, listTurns)
 }
 
 // WriteRevert implements checkpoint.Reverter.

@@ -19,18 +19,7 @@ import (
 // same by appending; sessctl cuts, as it does for clawdcode, because the
 // cut is what the other homes' revert does and what `restore` undoes.
 func (Home) PlanRevert(ctx context.Context, path string, p *checkpoint.Plan, listTurns func() ([]session.Turn, error)) error {
-	turns, err := listTurns()
-	if err != nil {
-		return err
-	}
-	t, err := checkpoint.FindTurn(turns, p.N, p.Unit)
-	if err != nil {
-		return err
-	}
-	if err := checkpoint.OnlyTruncate(Agent, p.Mechanism); err != nil {
-		return err
-	}
-	return checkpoint.MeasureCut(ctx, path, p, t, nil)
+	return checkpoint.PlanCut(ctx, Agent, path, p, listTurns)
 }
 
 // WriteRevert implements checkpoint.Reverter.
