@@ -75,6 +75,9 @@ type Matcher struct {
 	lit  []byte
 	fold bool
 	ctx  int
+	// decodeAll has the home decode every line, not only those holding
+	// the pattern (tests hold the two ways to the same hits)
+	decodeAll bool
 }
 
 // Compile compiles the options' pattern.
@@ -177,6 +180,26 @@ func (m *Matcher) mayMatch(ctx context.Context, r io.Reader) (bool, error) {
 	}
 }
 
+// lineMay reports whether one raw line may hold a match (the scan of
+// mayMatch, line by line: an item whose line does not hold the pattern's
+// bytes cannot match).
+func (m *Matcher) lineMay(raw []byte) bool {
+	if !m.fold {
+		return bytes.Contains(raw, m.lit)
+	}
+	bp := lowerBufs.Get().(*[]byte)
+	b := append((*bp)[:0], raw...)
+	lowerASCII(b)
+	ok := bytes.Contains(b, m.lit)
+	if cap(b) <= scanBuf {
+		*bp = b
+		lowerBufs.Put(bp)
+	}
+	return ok
+}
+
+var lowerBufs = sync.Pool{New: func() any { return new([]byte) }}
+
 func lowerASCII(b []byte) {
 	for i, c := range b {
 		if 'A' <= c && c <= 'Z' {
@@ -261,7 +284,11 @@ func (m *Matcher) Session(ctx context.Context, s *session.Session, all bool, fn 
 	if !may {
 		return nil
 	}
-	return show.Show(ctx, s, show.Options{All: all}, func(it *show.Item) error {
+	opt := show.Options{All: all}
+	if m.lit != nil && !m.decodeAll {
+		opt.Want = m.lineMay
+	}
+	return show.Show(ctx, s, opt, func(it *show.Item) error {
 		h, ok := m.Match(it.Text)
 		if !ok {
 			return nil

@@ -69,6 +69,19 @@ func ReadFileContext(ctx context.Context, path string, f Format, fn func(*Record
 	return readLines(ctx, jsonl.NewReader(fh), f, fn)
 }
 
+// ReadFileWanted is ReadFileContext that decodes only the lines want
+// accepts; the others reach fn as records marked Undecoded, holding only
+// their line (its Raw not validated). want is called on every core at
+// once, with lines in no particular order.
+func ReadFileWanted(ctx context.Context, path string, f Format, want func(*jsonl.Line) bool, fn func(*Record) error) error {
+	fh, err := jsonl.Open(path)
+	if err != nil {
+		return err
+	}
+	defer fh.Close()
+	return readWanted(ctx, jsonl.NewReader(fh), f, want, fn)
+}
+
 // ReadFileFrom is ReadFileContext for the lines that start at or after byte
 // offset from: the part before it is only counted through (lines are
 // numbered as in the whole file), not decoded.

@@ -94,6 +94,14 @@ type HistoryOptions struct {
 	// State, in file order; without it only Live messages come, in the
 	// order the client sends them.
 	All bool
+	// Want, when set, lets History leave out the live messages of lines
+	// it rejects (it is given each line's raw bytes, on several cores at
+	// once): a caller that needs only some messages (grep: those whose line
+	// holds the pattern) spares decoding the rest. Turns and states of the
+	// messages given are unchanged, and so are their tool results' names:
+	// messages with tool calls are always given. A home may
+	// ignore Want and give every message. It has no effect with All.
+	Want func(raw []byte) bool
 }
 
 // Turn is a point a session can be reverted to: a user prompt (Claude

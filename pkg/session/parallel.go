@@ -44,9 +44,15 @@ type batch struct {
 // on every core. It looks at ctx every checkEvery lines; jsonl.ErrStop from
 // fn ends the read with a nil error.
 func readLines(ctx context.Context, rd *jsonl.Reader, f Format, fn func(*Record) error) error {
+	return readWanted(ctx, rd, f, nil, fn)
+}
+
+// readWanted is readLines that decodes only the lines want accepts (every
+// line when want is nil); the others reach fn undecoded (decodeLine).
+func readWanted(ctx context.Context, rd *jsonl.Reader, f Format, want func(*jsonl.Line) bool, fn func(*Record) error) error {
 	workers := runtime.GOMAXPROCS(0)
 	if workers < 2 {
-		return readSerial(ctx, rd, f, fn)
+		return readSerial(ctx, rd, f, want, fn)
 	}
 	rd.SkipValidation = true
 	cctx, cancel := context.WithCancel(ctx)
@@ -60,9 +66,7 @@ func readLines(ctx context.Context, rd *jsonl.Reader, f Format, fn func(*Record)
 		wg.Go(func() {
 			for b := range work {
 				for i := range b.lines {
-					l := &b.lines[i]
-					l.Revalidate()
-					b.recs[i] = Decode(f, l)
+					b.recs[i] = decodeLine(f, &b.lines[i], want, true)
 				}
 				close(b.done)
 			}
@@ -223,7 +227,7 @@ func consume(ctx context.Context, order <-chan *batch, budget *semaphore.Weighte
 }
 
 // readSerial is readLines on one core.
-func readSerial(ctx context.Context, rd *jsonl.Reader, f Format, fn func(*Record) error) error {
+func readSerial(ctx context.Context, rd *jsonl.Reader, f Format, want func(*jsonl.Line) bool, fn func(*Record) error) error {
 	for {
 		l, err := rd.Next()
 		if err == io.EOF {
@@ -237,7 +241,7 @@ func readSerial(ctx context.Context, rd *jsonl.Reader, f Format, fn func(*Record
 				return err
 			}
 		}
-		r := Decode(f, l)
+		r := decodeLine(f, l, want, false)
 		if err := fn(&r); err != nil {
 			if err == jsonl.ErrStop {
 				return nil
@@ -245,4 +249,18 @@ func readSerial(ctx context.Context, rd *jsonl.Reader, f Format, fn func(*Record
 			return err
 		}
 	}
+}
+
+// decodeLine decodes l, unless want rejects it: then the record holds only
+// the line (its Raw unvalidated) and is marked Undecoded. revalidate says
+// that the reader skipped validation (the parallel read validates on the
+// workers).
+func decodeLine(f Format, l *jsonl.Line, want func(*jsonl.Line) bool, revalidate bool) Record {
+	if want != nil && !want(l) {
+		return Record{Agent: f.Agent(), Line: *l, ContextTokens: -1, Undecoded: true}
+	}
+	if revalidate {
+		l.Revalidate()
+	}
+	return Decode(f, l)
 }

@@ -116,10 +116,13 @@ func (u Usage) Add(v Usage) Usage {
 type Record struct {
 	Agent Agent
 	Line  jsonl.Line // number, offset, raw bytes, terminator, status
-	Kind  Kind
-	Type  string // the format's own tag: "assistant", "_checkpoint", "event_msg/token_count", …
-	Role  Role
-	Text  string // the text a model sees (text parts joined with "\n"); thinking excluded
+	// Undecoded marks a line ReadFileWanted did not decode: only Line is
+	// set (Kind says nothing).
+	Undecoded bool
+	Kind      Kind
+	Type      string // the format's own tag: "assistant", "_checkpoint", "event_msg/token_count", …
+	Role      Role
+	Text      string // the text a model sees (text parts joined with "\n"); thinking excluded
 	// Thinking holds reasoning text, kept apart from Text.
 	Thinking    string
 	ToolCalls   []ToolCall

@@ -54,6 +54,9 @@ type Options struct {
 	All bool
 	// Thinking adds the model's reasoning (never sent back as text).
 	Thinking bool
+	// Want lets the agent's home leave out live items of lines it
+	// rejects (session.HistoryOptions.Want); no effect with All.
+	Want func(raw []byte) bool
 }
 
 // ErrUnsupported is returned for a session whose agent has no
@@ -108,7 +111,11 @@ func Show(ctx context.Context, s *session.Session, opt Options, fn func(*Item) e
 			}
 		}
 	}
-	return conv.History(ctx, s.Main, session.HistoryOptions{All: opt.All}, func(m *session.Message) error {
+	hopt := session.HistoryOptions{All: opt.All}
+	if !opt.All {
+		hopt.Want = opt.Want
+	}
+	return conv.History(ctx, s.Main, hopt, func(m *session.Message) error {
 		return emit(s.Main, m, m.State)
 	})
 }

@@ -810,11 +810,64 @@ func (h Home) History(ctx context.Context, path string, opt session.HistoryOptio
 	// message's lines recovered from a side branch): those wait.
 	var held []session.Message
 	next := 0 // the next place in send order to emit
-	emit := func(m *session.Message) error { return fn(m) }
-	return session.ReadFileContext(ctx, path, h, func(r *session.Record) error {
+	// with Want, the live messages it rejects are not decoded (those with
+	// tool calls are: their names name later results); they keep their
+	// place in send order, and are not given
+	var want func(*jsonl.Line) bool
+	undecoded := map[int]bool{} // lines of held messages not decoded
+	if opt.Want != nil && !opt.All {
+		want = func(l *jsonl.Line) bool {
+			i, ok := byLine[l.Num]
+			if !ok || !ix.nodes[i].message || !c.live[i] {
+				return false
+			}
+			return len(ix.nodes[i].calls) > 0 || opt.Want(l.Raw)
+		}
+	}
+	emit := func(m *session.Message) error {
+		if undecoded[m.Line] {
+			delete(undecoded, m.Line)
+			return nil
+		}
+		return fn(m)
+	}
+	// emitHeld emits the held messages whose turn in send order has come
+	emitHeld := func() error {
+		for len(held) > 0 {
+			progress := false
+			for k := range held {
+				if pos[byLine[held[k].Line]] == next {
+					if err := emit(&held[k]); err != nil {
+						return err
+					}
+					held = append(held[:k], held[k+1:]...)
+					next++
+					progress = true
+					break
+				}
+			}
+			if !progress {
+				break
+			}
+		}
+		return nil
+	}
+	return session.ReadFileWanted(ctx, path, h, want, func(r *session.Record) error {
 		i, isNode := byLine[r.Line.Num]
 		if !isNode || !ix.nodes[i].message {
 			return nil
+		}
+		if r.Undecoded {
+			if !c.live[i] {
+				return nil
+			}
+			if pos[i] != next {
+				held = append(held, session.Message{Line: r.Line.Num})
+				undecoded[r.Line.Num] = true
+				return nil
+			}
+			next++
+			return emitHeld()
 		}
 		m := message(r)
 		m.Turn = turns.at.At(r.Line.Offset)
@@ -842,24 +895,7 @@ func (h Home) History(ctx context.Context, path string, opt session.HistoryOptio
 			return err
 		}
 		next++
-		for len(held) > 0 {
-			progress := false
-			for k := range held {
-				if pos[byLine[held[k].Line]] == next {
-					if err := emit(&held[k]); err != nil {
-						return err
-					}
-					held = append(held[:k], held[k+1:]...)
-					next++
-					progress = true
-					break
-				}
-			}
-			if !progress {
-				break
-			}
-		}
-		return nil
+		return emitHeld()
 	})
 }
 
