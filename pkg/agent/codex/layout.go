@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/session"
@@ -75,24 +78,9 @@ func (Home) SideTitle(s *session.Session) (string, string) {
 	// the rollout is in <home>/sessions/YYYY/MM/DD/ or <home>/archived_sessions/
 	dir := filepath.Dir(s.Main)
 	for i := 0; i < 5; i++ {
-		fh, err := jsonl.Open(filepath.Join(dir, "session_index.jsonl"))
-		if err == nil {
-			name := ""
-			jsonl.Scan(io.Reader(fh), func(l *jsonl.Line) error {
-				if l.Status != jsonl.OK || !bytes.Contains(l.Raw, []byte(s.ID)) {
-					return nil
-				}
-				var v struct {
-					ID   string `json:"id"`
-					Name string `json:"thread_name"`
-				}
-				if json.Unmarshal(jsonl.Strict(l.Raw), &v) == nil && v.ID == s.ID && v.Name != "" {
-					name = v.Name
-				}
-				return nil
-			})
-			fh.Close()
-			return name, "thread_name"
+		index := filepath.Join(dir, "session_index.jsonl")
+		if fi, err := os.Lstat(index); err == nil && fi.Mode().IsRegular() {
+			return threadNames.name(index, fi, s.ID), "thread_name"
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
@@ -101,4 +89,60 @@ func (Home) SideTitle(s *session.Session) (string, string) {
 		dir = parent
 	}
 	return "", ""
+}
+
+// threadNames holds the thread names of the session_index.jsonl read last,
+// so that listing many sessions of one Codex home reads it once, not once
+// per session. An index larger than maxNameIndex is scanned per session
+// instead: its size does not choose the memory.
+var threadNames nameCache
+
+const maxNameIndex = 16 << 20
+
+type nameCache struct {
+	mu    sync.Mutex
+	path  string
+	size  int64
+	mtime time.Time
+	names map[string]string
+	loads int // times an index was read whole (tests)
+}
+
+func (c *nameCache) name(index string, fi os.FileInfo, id string) string {
+	if fi.Size() > maxNameIndex {
+		return scanNames(index, id)[id]
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.names == nil || c.path != index || c.size != fi.Size() || !c.mtime.Equal(fi.ModTime()) {
+		c.path, c.size, c.mtime = index, fi.Size(), fi.ModTime()
+		c.names = scanNames(index, "")
+		c.loads++
+	}
+	return c.names[id]
+}
+
+// scanNames reads the newest non-empty thread name of every session in an
+// index (of session id only, when id is not empty).
+func scanNames(index, id string) map[string]string {
+	names := map[string]string{}
+	fh, err := jsonl.Open(index)
+	if err != nil {
+		return names
+	}
+	defer fh.Close()
+	jsonl.Scan(io.Reader(fh), func(l *jsonl.Line) error {
+		if l.Status != jsonl.OK || id != "" && !bytes.Contains(l.Raw, []byte(id)) {
+			return nil
+		}
+		var v struct {
+			ID   string `json:"id"`
+			Name string `json:"thread_name"`
+		}
+		if json.Unmarshal(jsonl.Strict(l.Raw), &v) == nil && v.ID != "" && v.Name != "" && (id == "" || v.ID == id) {
+			names[v.ID] = v.Name
+		}
+		return nil
+	})
+	return names
 }
