@@ -21,6 +21,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/sessctl/sessctl/pkg/jsonl"
@@ -73,6 +74,10 @@ type Matcher struct {
 	// lit is the pattern to look for in raw bytes (lowercased when fold),
 	// nil when raw bytes cannot be searched
 	lit  []byte
+	// esc is lit as a writer with ensure_ascii writes it (Kimi CLI's
+	// Python: \uXXXX, lowercase hex, surrogate pairs), nil for an ASCII
+	// pattern; a line may match when it holds either
+	esc  []byte
 	fold bool
 	ctx  int
 	// decodeAll has the home decode every line, not only those holding
@@ -105,6 +110,9 @@ func Compile(opt Options) (*Matcher, error) {
 		if opt.IgnoreCase {
 			m.lit, m.fold = bytes.ToLower(m.lit), true
 		}
+		if !ascii(opt.Pattern) {
+			m.esc = asciiEscaped(opt.Pattern)
+		}
 	}
 	return m, nil
 }
@@ -122,6 +130,26 @@ func rawSafe(s string) bool {
 		}
 	}
 	return true
+}
+
+// asciiEscaped writes s as JSON with ensure_ascii does: every non-ASCII
+// character as \uXXXX (lowercase hex), beyond U+FFFF as a surrogate pair.
+// s holds no character JSON escapes otherwise (rawSafe).
+func asciiEscaped(s string) []byte {
+	var b []byte
+	for _, r := range s {
+		if r < 0x80 {
+			b = append(b, byte(r))
+			continue
+		}
+		if r > 0xffff {
+			r1, r2 := utf16.EncodeRune(r)
+			b = fmt.Appendf(b, "\\u%04x\\u%04x", r1, r2)
+			continue
+		}
+		b = fmt.Appendf(b, "\\u%04x", r)
+	}
+	return b
 }
 
 func ascii(s string) bool {
@@ -151,7 +179,7 @@ func (m *Matcher) MayMatch(ctx context.Context, path string) (bool, error) {
 const scanBuf = 1 << 20
 
 func (m *Matcher) mayMatch(ctx context.Context, r io.Reader) (bool, error) {
-	keep := len(m.lit) - 1
+	keep := max(len(m.lit), len(m.esc)) - 1
 	buf := make([]byte, scanBuf+keep)
 	have := 0 // bytes carried over from the last read
 	for n := 0; ; n++ {
@@ -165,7 +193,7 @@ func (m *Matcher) mayMatch(ctx context.Context, r io.Reader) (bool, error) {
 		if m.fold {
 			lowerASCII(chunk[have:])
 		}
-		if bytes.Contains(chunk, m.lit) {
+		if bytes.Contains(chunk, m.lit) || m.esc != nil && bytes.Contains(chunk, m.esc) {
 			return true, nil
 		}
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
@@ -185,7 +213,7 @@ func (m *Matcher) mayMatch(ctx context.Context, r io.Reader) (bool, error) {
 // bytes cannot match).
 func (m *Matcher) lineMay(raw []byte) bool {
 	if !m.fold {
-		return bytes.Contains(raw, m.lit)
+		return bytes.Contains(raw, m.lit) || m.esc != nil && bytes.Contains(raw, m.esc)
 	}
 	bp := lowerBufs.Get().(*[]byte)
 	b := append((*bp)[:0], raw...)

@@ -100,3 +100,46 @@ func words(b []byte, n int) []string {
 	}
 	return out
 }
+
+// TestEnsureASCIIWriters: Kimi CLI writes non-ASCII characters as \uXXXX
+// escapes (Python's ensure_ascii); the raw scans look for that form too, so
+// a non-ASCII pattern still finds its hits there.
+func TestEnsureASCIIWriters(t *testing.T) {
+	src := filepath.Join("..", "..", "testdata", "sessions", "kimi")
+	root := t.TempDir()
+	if err := os.CopyFS(root, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	ctxs, _ := filepath.Glob(filepath.Join(root, "sessions", "*", "*", "context.jsonl"))
+	if len(ctxs) != 1 {
+		t.Fatalf("context files %v", ctxs)
+	}
+	f, err := os.OpenFile(ctxs[0], os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// as Python's json.dumps writes "Café ☕ 😀 done"
+	f.WriteString(`{"role": "user", "content": "Caf\u00e9 \u2615 \ud83d\ude00 done"}` + "\n")
+	f.Close()
+	res := session.DiscoverPaths([]string{root})
+	if len(res.Sessions) != 1 {
+		t.Fatalf("sessions %d", len(res.Sessions))
+	}
+	for _, p := range []string{"Café", "☕", "😀 done", "é \u2615"} {
+		m, err := Compile(Options{Pattern: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		err = m.Session(context.Background(), res.Sessions[0], false, func(h *Hit) error {
+			n++
+			if h.Snippet[h.MatchStart:h.MatchEnd] != p {
+				t.Errorf("%q: hit %q", p, h.Snippet)
+			}
+			return nil
+		})
+		if err != nil || n != 1 {
+			t.Errorf("%q: %d hits (%v), want 1", p, n, err)
+		}
+	}
+}
