@@ -117,6 +117,7 @@ func countedUsage(ctx context.Context, env *appEnv, roots []string, agent sessio
 		return nil, err
 	}
 	defer boundMemory(ss)()
+	defer usageBudget(env)()
 	cwds := projectPaths(ss)
 	sus, err := stats.Consumption(ctx, ss, nil)
 	if err != nil {
@@ -155,6 +156,7 @@ func runUsageExport(ctx context.Context, env *appEnv, opt usageExportOptions) er
 	if err != nil {
 		return err
 	}
+	defer stats.Close(sus)
 	if opt.otlp != "" {
 		return runUsagePush(ctx, env, sus, opt)
 	}
