@@ -117,7 +117,6 @@ func countedUsage(ctx context.Context, env *appEnv, roots []string, agent sessio
 		return nil, err
 	}
 	defer boundMemory(ss)()
-	defer usageBudget(env)()
 	cwds := projectPaths(ss)
 	sus, err := stats.Consumption(ctx, ss, nil)
 	if err != nil {
@@ -146,6 +145,8 @@ func defaultOTLPState(env *appEnv, endpoint string) string {
 }
 
 func runUsageExport(ctx context.Context, env *appEnv, opt usageExportOptions) error {
+	// for the scan and for the rows after it (stats.EachRequest sorts)
+	defer usageBudget(env)()
 	if opt.otlp != "" {
 		// a bad state file stops the run before the scan
 		if _, err := usageexport.LoadState(opt.state); err != nil {

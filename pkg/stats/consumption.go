@@ -92,9 +92,17 @@ type source struct {
 	sorted   *usage.Sorter
 	sessions []*SessionUsage
 	fileSess []int // file number (usage.Request.File) -> session
+	sorting  bool  // the ledger's winners were given to sorted
 }
 
 func (src *source) each(fn func(su *SessionUsage, r *usage.Request) error) error {
+	if src.ledger.Spilled() && !src.sorting {
+		// sorted on the first call only: --by session never asks
+		src.sorting = true
+		if err := src.ledger.Each(src.sorted.Add); err != nil {
+			return err
+		}
+	}
 	return src.sorted.Each(func(r *usage.Request) error { return fn(src.sessions[src.fileSess[r.File]], r) })
 }
 
@@ -385,9 +393,6 @@ func ConsumptionWith(ctx context.Context, ss []*session.Session, progress Progre
 			}
 			lg.Tally(t, r)
 		}
-		if spilled {
-			return src.sorted.Add(r)
-		}
 		return nil
 	})
 	ccu := own // ccusage counts the same requests, until the views diverge
@@ -405,9 +410,6 @@ func ConsumptionWith(ctx context.Context, ss []*session.Session, progress Progre
 	if !spilled {
 		// the ledger's list, sorted in place, is the requests by session
 		src.sorted.Adopt(lg.TakeRequests())
-	} else {
-		// read back from the sorter's runs: the ledger's files can go
-		lg.Close()
 	}
 	for i, su := range out {
 		su.ledger = lg

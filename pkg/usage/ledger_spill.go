@@ -22,9 +22,11 @@ import (
 // order of their slots by a k-way merge on those numbers: the same
 // requests, in the same order, as the ledger that never spilled.
 
-// defaultBudget is MemoryBudget's default: about 16 MB of requests and
-// their indexes.
-const defaultBudget = 1 << 17
+// defaultBudget is MemoryBudget's default: 32,768 requests, about 5 MB
+// with their indexes (a Claude Code store of about 250 MB), which keeps the
+// peak RSS of stats --all and export --usage under 64 MB at any store size
+// (scripts/bench-stats.sh measures it).
+const defaultBudget = 1 << 15
 
 var memoryBudget atomic.Int64
 
@@ -51,21 +53,38 @@ func (lg *Ledger) budget() int {
 }
 
 // spillParts is how many partitions a spilling ledger writes. A partition
-// is replayed whole in memory: 64 of them hold 64 budgets of requests
-// before one exceeds the budget.
-const spillParts = 64
-
-// record kinds of a partition
+// is replayed whole in memory; one larger than the budget is split again
+// by another hash, as many levels as it takes (up to maxSplits).
 const (
-	recSlot    = iota + 1 // view, seq: a request in a view's list (seq = its place)
-	recMsg                // view, a = MsgKey, b = latest, c = at, seq = key
-	recMore               // view, a = Key, c = at
-	recCopied             // a = a line counted (Ledger.copied)
-	recDiverge            // view 0: the ccusage view starts as a copy of sessctl's; 1: as what follows
-	recArrival            // view = 1 for a rotated copy's request, seq: arrival number
+	spillParts = 64
+	maxSplits  = 4
 )
 
-const recSize = 2 + 4*8 + requestSize
+// record kinds of a partition. Every record starts with its kind, view,
+// partition key and a number: 18 bytes; the body follows by kind.
+const (
+	recSlot    = iota + 1 // view, seq: a request in a view's list (seq = its place); body: the request
+	recMsg                // view, pk = MsgKey, seq = the entry's key; body: latest, at
+	recMore               // view, pk = the slot's MsgKey, seq = Key; body: at
+	recCopied             // pk = a line counted (Ledger.copied)
+	recDiverge            // view 0: the ccusage view starts as a copy of sessctl's; 1: as what follows
+	recArrival            // view = 1 for a rotated copy's request, seq: arrival number; body: the request
+)
+
+const recHead = 2 + 8 + 8
+
+// recBody is the size of the body of a record of kind k.
+func recBody(k byte) int {
+	switch k {
+	case recSlot, recArrival:
+		return requestSize
+	case recMsg:
+		return 16
+	case recMore:
+		return 8
+	}
+	return 0
+}
 
 // winnerSize is a winner on disk: its slot's number, the request.
 const winnerSize = 8 + requestSize
@@ -74,15 +93,25 @@ type ledgerSpill struct {
 	dir   spillDir
 	parts []*spillFile
 	seq   uint64 // the number of the next arrival
-	rec   [recSize]byte
+	rec   [recHead + requestSize]byte
+	// the views of the partition being replayed, their memory reused by
+	// the next
+	views  [2]replayView
+	places [2]map[uint64]int32
+	copied map[uint64]struct{}
 	// after Finish: each view's winners, one sorted run per partition
 	out  [2]*spillFile
 	runs [2][]int64 // run i is [runs[i], runs[i+1])
 }
 
-// partOf is the partition of a key.
-func partOf(k uint64, n int) int {
-	return int((k * 0x9e3779b97f4a7c15) >> 32 % uint64(n))
+// partOf is the partition of key k at a level of splitting (splitmix64's
+// finalizer, salted by the level).
+func partOf(k uint64, level int) int {
+	k += uint64(level+1) * 0x9e3779b97f4a7c15
+	k = (k ^ k>>30) * 0xbf58476d1ce4e5b9
+	k = (k ^ k>>27) * 0x94d049bb133111eb
+	k ^= k >> 31
+	return int(k % spillParts)
 }
 
 // spillKey is what partitions a request: its message, else its line, else
@@ -97,20 +126,35 @@ func spillKey(r *Request, seq uint64) uint64 {
 	return seq
 }
 
-func (sp *ledgerSpill) write(part int, kind, view byte, seq, a, b, c uint64, r *Request) error {
-	rec := sp.rec[:]
+// write writes a record to partition pk's file among parts.
+func (sp *ledgerSpill) write(parts []*spillFile, level int, kind, view byte, pk, seq, a, b uint64, r *Request) error {
+	rec := sp.rec[:recHead+recBody(kind)]
 	rec[0], rec[1] = kind, view
 	le := binary.LittleEndian
-	le.PutUint64(rec[2:], seq)
-	le.PutUint64(rec[10:], a)
-	le.PutUint64(rec[18:], b)
-	le.PutUint64(rec[26:], c)
-	if r != nil {
-		encodeRequest(rec[34:], r)
-	} else {
-		clear(rec[34:])
+	le.PutUint64(rec[2:], pk)
+	le.PutUint64(rec[10:], seq)
+	switch kind {
+	case recSlot, recArrival:
+		encodeRequest(rec[recHead:], r)
+	case recMsg:
+		le.PutUint64(rec[recHead:], a)
+		le.PutUint64(rec[recHead+8:], b)
+	case recMore:
+		le.PutUint64(rec[recHead:], a)
 	}
-	return sp.parts[part].write(rec)
+	return parts[partOf(pk, level)].write(rec)
+}
+
+// all writes a record to every partition.
+func (sp *ledgerSpill) all(parts []*spillFile, kind, view byte) error {
+	var errs []error
+	for _, f := range parts {
+		rec := sp.rec[:recHead]
+		clear(rec)
+		rec[0], rec[1] = kind, view
+		errs = append(errs, f.write(rec))
+	}
+	return errors.Join(errs...)
 }
 
 func (lg *Ledger) fail(err error) {
@@ -119,40 +163,48 @@ func (lg *Ledger) fail(err error) {
 	}
 }
 
+// newParts makes the files of one level of partitions.
+func (sp *ledgerSpill) newParts() ([]*spillFile, error) {
+	parts := make([]*spillFile, spillParts)
+	for i := range parts {
+		f, err := newSpillFile(&sp.dir, 8<<10)
+		if err != nil {
+			return nil, err
+		}
+		parts[i] = f
+	}
+	return parts, nil
+}
+
 // startSpill writes what the ledger holds into the partitions and frees
 // it.
 func (lg *Ledger) startSpill() {
-	sp := &ledgerSpill{parts: make([]*spillFile, spillParts)}
+	sp := &ledgerSpill{}
 	lg.spill = sp
-	for i := range sp.parts {
-		f, err := newSpillFile(&sp.dir, 16<<10)
-		if err != nil {
-			lg.fail(err)
-			return
-		}
-		sp.parts[i] = f
+	parts, err := sp.newParts()
+	if err != nil {
+		lg.fail(err)
+		return
 	}
-	n := len(sp.parts)
+	sp.parts = parts
 	snapshot := func(view byte, list []Request, d *dedupe) {
 		for i := range list {
 			r := &list[i]
-			lg.fail(sp.write(partOf(spillKey(r, uint64(i)), n), recSlot, view, uint64(i), 0, 0, 0, r))
+			lg.fail(sp.write(parts, 0, recSlot, view, spillKey(r, uint64(i)), uint64(i), 0, 0, r))
 		}
 		for mk, e := range d.byMsg {
-			lg.fail(sp.write(partOf(mk, n), recMsg, view, e.key, mk, uint64(e.latest), uint64(e.at), nil))
+			lg.fail(sp.write(parts, 0, recMsg, view, mk, e.key, uint64(e.latest), uint64(e.at), nil))
 		}
 		for k, at := range d.more {
-			lg.fail(sp.write(partOf(list[at].MsgKey, n), recMore, view, 0, k, 0, uint64(at), nil))
+			lg.fail(sp.write(parts, 0, recMore, view, list[at].MsgKey, k, uint64(at), 0, nil))
 		}
 	}
 	snapshot(0, lg.Requests, &lg.own)
 	for line := range lg.copied {
-		lg.fail(sp.write(partOf(line, n), recCopied, 0, 0, line, 0, 0, nil))
+		lg.fail(sp.write(parts, 0, recCopied, 0, line, 0, 0, 0, nil))
 	}
 	if lg.diverged {
-		for p := range sp.parts {
-			lg.fail(sp.write(p, recDiverge, 1, 0, 0, 0, 0, nil))
-		}
+		lg.fail(sp.all(parts, recDiverge, 1))
 		snapshot(1, lg.CCUsage, &lg.ccu)
 	}
 	sp.seq = uint64(max(len(lg.Requests), len(lg.CCUsage)))
@@ -168,15 +220,13 @@ func (lg *Ledger) spillAdd(r *Request, copy bool) {
 	}
 	if r.Counted != r.CCUsage && !lg.diverged {
 		lg.diverged = true
-		for p := range sp.parts {
-			lg.fail(sp.write(p, recDiverge, 0, 0, 0, 0, 0, nil))
-		}
+		lg.fail(sp.all(sp.parts, recDiverge, 0))
 	}
 	var c byte
 	if copy {
 		c = 1
 	}
-	lg.fail(sp.write(partOf(spillKey(r, sp.seq), len(sp.parts)), recArrival, c, sp.seq, 0, 0, 0, r))
+	lg.fail(sp.write(sp.parts, 0, recArrival, c, spillKey(r, sp.seq), sp.seq, 0, 0, r))
 	sp.seq++
 }
 
@@ -192,9 +242,6 @@ func (lg *Ledger) Finish() error {
 	if sp == nil || sp.out[0] != nil || lg.err != nil {
 		return lg.err
 	}
-	for _, f := range sp.parts {
-		lg.fail(f.flush())
-	}
 	for v := range sp.out {
 		f, err := newSpillFile(&sp.dir, 64<<10)
 		lg.fail(err)
@@ -203,16 +250,83 @@ func (lg *Ledger) Finish() error {
 	if lg.err != nil {
 		return lg.err
 	}
-	for p, f := range sp.parts {
-		lg.fail(sp.replay(f, lg.diverged))
-		// the partition is read: its disk space goes back now
-		f.f.Close()
-		sp.parts[p] = nil
-	}
+	lg.fail(sp.replayAll(sp.parts, 0, lg.diverged, int64(lg.budget())*(recHead+requestSize)))
+	sp.parts = nil
+	sp.views, sp.places, sp.copied = [2]replayView{}, [2]map[uint64]int32{}, nil
 	for v := range sp.out {
 		lg.fail(sp.out[v].flush())
 	}
 	return lg.err
+}
+
+// replayAll replays each partition of parts, splitting again those larger
+// than limit bytes, and closes them.
+func (sp *ledgerSpill) replayAll(parts []*spillFile, level int, diverged bool, limit int64) error {
+	for _, f := range parts {
+		if err := f.flush(); err != nil {
+			return err
+		}
+		f.w = nil // its buffer is not needed again
+	}
+	for p, f := range parts {
+		var err error
+		if f.off > limit && level < maxSplits {
+			err = sp.split(f, level+1, diverged, limit)
+		} else {
+			err = sp.replay(f, diverged)
+		}
+		// the partition is read: its disk space goes back now
+		f.f.Close()
+		parts[p] = nil
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// split writes the records of f into partitions of the next level and
+// replays those.
+func (sp *ledgerSpill) split(f *spillFile, level int, diverged bool, limit int64) error {
+	parts, err := sp.newParts()
+	if err != nil {
+		return err
+	}
+	rd := f.section(0, f.off, 64<<10)
+	var rec [recHead + requestSize]byte
+	le := binary.LittleEndian
+	for {
+		if _, err := io.ReadFull(rd, rec[:recHead]); err != nil {
+			if err == io.EOF {
+				break
+			}
+			return fmt.Errorf("reading spilled usage back: %w", err)
+		}
+		n := recHead + recBody(rec[0])
+		if _, err := io.ReadFull(rd, rec[recHead:n]); err != nil {
+			return fmt.Errorf("reading spilled usage back: %w", err)
+		}
+		if rec[0] == recDiverge {
+			for _, p := range parts {
+				if err := p.write(rec[:n]); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if err := parts[partOf(le.Uint64(rec[2:]), level)].write(rec[:n]); err != nil {
+			return err
+		}
+	}
+	// one key alone fills the partition: splitting again would not help
+	whole := false
+	for _, p := range parts {
+		whole = whole || p.off == f.off
+	}
+	if whole {
+		level = maxSplits
+	}
+	return sp.replayAll(parts, level, diverged, limit)
 }
 
 // replayView is one view of a partition being replayed: a list as the
@@ -231,12 +345,30 @@ func (v *replayView) push(r *Request, seq uint64) {
 	}
 }
 
+// reset empties v, keeping its memory for the next partition.
+func (v *replayView) reset() {
+	v.list, v.seqs = v.list[:0], v.seqs[:0]
+	clear(v.d.byMsg)
+	clear(v.d.more)
+	if v.d.byMsg == nil {
+		v.d.byMsg = map[uint64]msgEntry{}
+	}
+}
+
 func (sp *ledgerSpill) replay(f *spillFile, diverged bool) error {
 	rd := f.section(0, f.off, 64<<10)
-	var views [2]replayView
+	views := &sp.views
+	views[0].reset()
+	views[1].reset()
 	// the places of the slots written whole, by number, for the indexes
 	// that follow them
-	var places [2]map[uint64]int32
+	places := &sp.places
+	for i := range places {
+		if places[i] == nil {
+			places[i] = map[uint64]int32{}
+		}
+		clear(places[i])
+	}
 	damaged := false
 	place := func(v byte, seq uint64) int32 {
 		at, ok := places[v][seq]
@@ -245,54 +377,53 @@ func (sp *ledgerSpill) replay(f *spillFile, diverged bool) error {
 		damaged = damaged || !ok
 		return at
 	}
-	var copied map[uint64]struct{}
+	if sp.copied == nil {
+		sp.copied = map[uint64]struct{}{}
+	}
+	copied := sp.copied
+	clear(copied)
 	split := false // the ccusage view is kept apart
-	var rec [recSize]byte
+	var rec [recHead + requestSize]byte
 	var r Request
 	le := binary.LittleEndian
 	for {
-		if _, err := io.ReadFull(rd, rec[:]); err != nil {
+		if _, err := io.ReadFull(rd, rec[:recHead]); err != nil {
 			if err == io.EOF {
 				break
 			}
 			return fmt.Errorf("reading spilled usage back: %w", err)
 		}
-		view, seq := rec[1]&1, le.Uint64(rec[2:])
-		a, b, c := le.Uint64(rec[10:]), le.Uint64(rec[18:]), le.Uint64(rec[26:])
+		kind := rec[0]
+		if _, err := io.ReadFull(rd, rec[recHead:recHead+recBody(kind)]); err != nil {
+			return fmt.Errorf("reading spilled usage back: %w", err)
+		}
+		view, pk, seq := rec[1]&1, le.Uint64(rec[2:]), le.Uint64(rec[10:])
 		v := &views[view]
-		switch rec[0] {
+		switch kind {
 		case recSlot:
-			decodeRequest(rec[34:], &r)
-			if places[view] == nil {
-				places[view] = map[uint64]int32{}
-			}
+			decodeRequest(rec[recHead:], &r)
 			places[view][seq] = int32(len(v.list))
 			v.list = append(v.list, r)
 			v.seqs = append(v.seqs, seq)
 		case recMsg:
-			if v.d.byMsg == nil {
-				v.d.byMsg = map[uint64]msgEntry{}
-			}
-			v.d.byMsg[a] = msgEntry{latest: place(view, b), at: place(view, c), key: seq}
+			v.d.byMsg[pk] = msgEntry{latest: place(view, le.Uint64(rec[recHead:])), at: place(view, le.Uint64(rec[recHead+8:])), key: seq}
 		case recMore:
 			if v.d.more == nil {
 				v.d.more = map[uint64]int32{}
 			}
-			v.d.more[a] = place(view, c)
+			v.d.more[seq] = place(view, le.Uint64(rec[recHead:]))
 		case recCopied:
-			if copied == nil {
-				copied = map[uint64]struct{}{}
-			}
-			copied[a] = struct{}{}
+			copied[pk] = struct{}{}
 		case recDiverge:
 			split = true
 			if view == 0 {
 				o := &views[0]
-				views[1] = replayView{d: o.d.clone(), list: append([]Request(nil), o.list...), seqs: append([]uint64(nil), o.seqs...)}
+				views[1].list = append(views[1].list[:0], o.list...)
+				views[1].seqs = append(views[1].seqs[:0], o.seqs...)
+				views[1].d = o.d.clone()
 			}
 		case recArrival:
-			places = [2]map[uint64]int32{}
-			decodeRequest(rec[34:], &r)
+			decodeRequest(rec[recHead:], &r)
 			if r.Counted && first(&copied, &r, view == 1) {
 				views[0].push(&r, seq)
 			}
@@ -422,7 +553,7 @@ func (sp *ledgerSpill) merge(view int, fn func(*Request) error) error {
 		if to == from {
 			continue
 		}
-		rr := &runReader{rd: out.section(from, to, 4<<10)}
+		rr := &runReader{rd: out.section(from, to, readBuf(len(runs)))}
 		ok, err := rr.next()
 		if err != nil {
 			return err
@@ -434,8 +565,7 @@ func (sp *ledgerSpill) merge(view int, fn func(*Request) error) error {
 	heap.Init(&h)
 	for len(h) > 0 {
 		rr := h[0]
-		r := rr.r
-		if err := fn(&r); err != nil {
+		if err := fn(&rr.r); err != nil {
 			return err
 		}
 		ok, err := rr.next()
@@ -459,4 +589,10 @@ func (lg *Ledger) TakeRequests() []Request {
 	lg.Requests, lg.CCUsage, lg.copied = nil, nil, nil
 	lg.own, lg.ccu = dedupe{}, dedupe{}
 	return reqs
+}
+
+// readBuf is the buffer of each of n runs read at once: 4 KiB, less when
+// there are so many that their buffers would pass 1 MiB.
+func readBuf(n int) int {
+	return max(512, min(4<<10, (1<<20)/max(n, 1)))
 }

@@ -111,7 +111,7 @@ func (s *Sorter) Each(fn func(r *Request) error) error {
 		if i+1 < len(s.runs) {
 			to = s.runs[i+1]
 		}
-		sr := &sortRun{rd: s.f.section(from, to, 4<<10), n: i}
+		sr := &sortRun{rd: s.f.section(from, to, readBuf(len(s.runs))), n: i}
 		ok, err := sr.next()
 		if err != nil {
 			return err
@@ -123,8 +123,7 @@ func (s *Sorter) Each(fn func(r *Request) error) error {
 	heap.Init(&h)
 	for len(h.runs) > 0 {
 		sr := h.runs[0]
-		r := sr.r
-		if err := fn(&r); err != nil {
+		if err := fn(&sr.r); err != nil {
 			return err
 		}
 		ok, err := sr.next()
