@@ -70,9 +70,9 @@ type SessionUsage struct {
 	Errors        []string   `json:"errors,omitempty"`
 	// Context is the context gauge of the session's gauge file (-1: none),
 	// from ContextSource; Window the window it records (0: none).
-	Context       int64  `json:"-"`
-	ContextSource string `json:"-"`
-	Window        int64  `json:"-"`
+	Context       int64         `json:"-"`
+	ContextSource string        `json:"-"`
+	Window        int64         `json:"-"`
 	src           *source       // the session's counted requests
 	ledger        *usage.Ledger // names the models of requests
 	ccusageView   bool          // a file of the session is in the ccusage view

@@ -180,7 +180,7 @@ func (h *sortHeap) Less(i, j int) bool {
 	return a.n < b.n
 }
 func (h *sortHeap) Swap(i, j int) { h.runs[i], h.runs[j] = h.runs[j], h.runs[i] }
-func (h *sortHeap) Push(x any)   { h.runs = append(h.runs, x.(*sortRun)) }
+func (h *sortHeap) Push(x any)    { h.runs = append(h.runs, x.(*sortRun)) }
 func (h *sortHeap) Pop() any {
 	x := h.runs[len(h.runs)-1]
 	h.runs = h.runs[:len(h.runs)-1]
