@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync/atomic"
 )
 
@@ -91,7 +92,7 @@ const winnerSize = 8 + requestSize
 
 type ledgerSpill struct {
 	dir   spillDir
-	parts []*spillFile
+	parts *partSet
 	seq   uint64 // the number of the next arrival
 	rec   [recHead + requestSize]byte
 	// the views of the partition being replayed, their memory reused by
@@ -126,8 +127,54 @@ func spillKey(r *Request, seq uint64) uint64 {
 	return seq
 }
 
+// partSet is one level of partitions. A partition's file is made when
+// the first record goes to it (most are never made when a small partition
+// is split again).
+type partSet struct {
+	dir   *spillDir
+	files []*spillFile
+	level int
+	// records every partition holds from its start (recDiverge), written
+	// first into the files made after them
+	markers [][]byte
+}
+
+func newPartSet(dir *spillDir, level int) *partSet {
+	return &partSet{dir: dir, files: make([]*spillFile, spillParts), level: level}
+}
+
+// to writes rec to partition i.
+func (ps *partSet) to(i int, rec []byte) error {
+	f := ps.files[i]
+	if f == nil {
+		var err error
+		if f, err = newSpillFile(ps.dir, 8<<10); err != nil {
+			return err
+		}
+		ps.files[i] = f
+		for _, m := range ps.markers {
+			if err := f.write(m); err != nil {
+				return err
+			}
+		}
+	}
+	return f.write(rec)
+}
+
+// all writes rec to every partition, made or to be made.
+func (ps *partSet) all(rec []byte) error {
+	ps.markers = append(ps.markers, slices.Clone(rec))
+	var errs []error
+	for _, f := range ps.files {
+		if f != nil {
+			errs = append(errs, f.write(rec))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // write writes a record to partition pk's file among parts.
-func (sp *ledgerSpill) write(parts []*spillFile, level int, kind, view byte, pk, seq, a, b uint64, r *Request) error {
+func (sp *ledgerSpill) write(parts *partSet, kind, view byte, pk, seq, a, b uint64, r *Request) error {
 	rec := sp.rec[:recHead+recBody(kind)]
 	rec[0], rec[1] = kind, view
 	le := binary.LittleEndian
@@ -142,19 +189,15 @@ func (sp *ledgerSpill) write(parts []*spillFile, level int, kind, view byte, pk,
 	case recMore:
 		le.PutUint64(rec[recHead:], a)
 	}
-	return parts[partOf(pk, level)].write(rec)
+	return parts.to(partOf(pk, parts.level), rec)
 }
 
 // all writes a record to every partition.
-func (sp *ledgerSpill) all(parts []*spillFile, kind, view byte) error {
-	var errs []error
-	for _, f := range parts {
-		rec := sp.rec[:recHead]
-		clear(rec)
-		rec[0], rec[1] = kind, view
-		errs = append(errs, f.write(rec))
-	}
-	return errors.Join(errs...)
+func (sp *ledgerSpill) all(parts *partSet, kind, view byte) error {
+	rec := sp.rec[:recHead]
+	clear(rec)
+	rec[0], rec[1] = kind, view
+	return parts.all(rec)
 }
 
 func (lg *Ledger) fail(err error) {
@@ -163,45 +206,28 @@ func (lg *Ledger) fail(err error) {
 	}
 }
 
-// newParts makes the files of one level of partitions.
-func (sp *ledgerSpill) newParts() ([]*spillFile, error) {
-	parts := make([]*spillFile, spillParts)
-	for i := range parts {
-		f, err := newSpillFile(&sp.dir, 8<<10)
-		if err != nil {
-			return nil, err
-		}
-		parts[i] = f
-	}
-	return parts, nil
-}
-
 // startSpill writes what the ledger holds into the partitions and frees
 // it.
 func (lg *Ledger) startSpill() {
 	sp := &ledgerSpill{}
 	lg.spill = sp
-	parts, err := sp.newParts()
-	if err != nil {
-		lg.fail(err)
-		return
-	}
+	parts := newPartSet(&sp.dir, 0)
 	sp.parts = parts
 	snapshot := func(view byte, list []Request, d *dedupe) {
 		for i := range list {
 			r := &list[i]
-			lg.fail(sp.write(parts, 0, recSlot, view, spillKey(r, uint64(i)), uint64(i), 0, 0, r))
+			lg.fail(sp.write(parts, recSlot, view, spillKey(r, uint64(i)), uint64(i), 0, 0, r))
 		}
 		for mk, e := range d.byMsg {
-			lg.fail(sp.write(parts, 0, recMsg, view, mk, e.key, uint64(e.latest), uint64(e.at), nil))
+			lg.fail(sp.write(parts, recMsg, view, mk, e.key, uint64(e.latest), uint64(e.at), nil))
 		}
 		for k, at := range d.more {
-			lg.fail(sp.write(parts, 0, recMore, view, list[at].MsgKey, k, uint64(at), 0, nil))
+			lg.fail(sp.write(parts, recMore, view, list[at].MsgKey, k, uint64(at), 0, nil))
 		}
 	}
 	snapshot(0, lg.Requests, &lg.own)
 	for line := range lg.copied {
-		lg.fail(sp.write(parts, 0, recCopied, 0, line, 0, 0, 0, nil))
+		lg.fail(sp.write(parts, recCopied, 0, line, 0, 0, 0, nil))
 	}
 	if lg.diverged {
 		lg.fail(sp.all(parts, recDiverge, 1))
@@ -226,7 +252,7 @@ func (lg *Ledger) spillAdd(r *Request, copy bool) {
 	if copy {
 		c = 1
 	}
-	lg.fail(sp.write(sp.parts, 0, recArrival, c, spillKey(r, sp.seq), sp.seq, 0, 0, r))
+	lg.fail(sp.write(sp.parts, recArrival, c, spillKey(r, sp.seq), sp.seq, 0, 0, r))
 	sp.seq++
 }
 
@@ -250,7 +276,7 @@ func (lg *Ledger) Finish() error {
 	if lg.err != nil {
 		return lg.err
 	}
-	lg.fail(sp.replayAll(sp.parts, 0, lg.diverged, int64(lg.budget())*(recHead+requestSize)))
+	lg.fail(sp.replayAll(sp.parts, lg.diverged, int64(lg.budget())*(recHead+requestSize)))
 	sp.parts = nil
 	sp.views, sp.places, sp.copied = [2]replayView{}, [2]map[uint64]int32{}, nil
 	for v := range sp.out {
@@ -261,23 +287,29 @@ func (lg *Ledger) Finish() error {
 
 // replayAll replays each partition of parts, splitting again those larger
 // than limit bytes, and closes them.
-func (sp *ledgerSpill) replayAll(parts []*spillFile, level int, diverged bool, limit int64) error {
-	for _, f := range parts {
+func (sp *ledgerSpill) replayAll(parts *partSet, diverged bool, limit int64) error {
+	for _, f := range parts.files {
+		if f == nil {
+			continue
+		}
 		if err := f.flush(); err != nil {
 			return err
 		}
 		f.w = nil // its buffer is not needed again
 	}
-	for p, f := range parts {
+	for p, f := range parts.files {
+		if f == nil {
+			continue
+		}
 		var err error
-		if f.off > limit && level < maxSplits {
-			err = sp.split(f, level+1, diverged, limit)
+		if f.off > limit && parts.level < maxSplits {
+			err = sp.split(f, parts.level+1, diverged, limit)
 		} else {
 			err = sp.replay(f, diverged)
 		}
 		// the partition is read: its disk space goes back now
 		f.f.Close()
-		parts[p] = nil
+		parts.files[p] = nil
 		if err != nil {
 			return err
 		}
@@ -288,10 +320,7 @@ func (sp *ledgerSpill) replayAll(parts []*spillFile, level int, diverged bool, l
 // split writes the records of f into partitions of the next level and
 // replays those.
 func (sp *ledgerSpill) split(f *spillFile, level int, diverged bool, limit int64) error {
-	parts, err := sp.newParts()
-	if err != nil {
-		return err
-	}
+	parts := newPartSet(&sp.dir, level)
 	rd := f.section(0, f.off, 64<<10)
 	var rec [recHead + requestSize]byte
 	le := binary.LittleEndian
@@ -306,27 +335,23 @@ func (sp *ledgerSpill) split(f *spillFile, level int, diverged bool, limit int64
 		if _, err := io.ReadFull(rd, rec[recHead:n]); err != nil {
 			return fmt.Errorf("reading spilled usage back: %w", err)
 		}
+		var err error
 		if rec[0] == recDiverge {
-			for _, p := range parts {
-				if err := p.write(rec[:n]); err != nil {
-					return err
-				}
-			}
-			continue
+			err = parts.all(rec[:n])
+		} else {
+			err = parts.to(partOf(le.Uint64(rec[2:]), level), rec[:n])
 		}
-		if err := parts[partOf(le.Uint64(rec[2:]), level)].write(rec[:n]); err != nil {
+		if err != nil {
 			return err
 		}
 	}
 	// one key alone fills the partition: splitting again would not help
-	whole := false
-	for _, p := range parts {
-		whole = whole || p.off == f.off
+	for _, p := range parts.files {
+		if p != nil && p.off == f.off {
+			parts.level = maxSplits
+		}
 	}
-	if whole {
-		level = maxSplits
-	}
-	return sp.replayAll(parts, level, diverged, limit)
+	return sp.replayAll(parts, diverged, limit)
 }
 
 // replayView is one view of a partition being replayed: a list as the

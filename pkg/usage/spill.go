@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 )
 
 // Requests spilled to disk: what keeps the memory of a Ledger and of a
@@ -69,6 +70,14 @@ func decodeRequest(b []byte, r *Request) {
 	r.Sidechain, r.Speed, r.HasCost, r.Counted, r.CCUsage = f&1 != 0, f&2 != 0, f&4 != 0, f&8 != 0, f&16 != 0
 }
 
+// spills counts the spill directories made (Spills).
+var spills atomic.Int64
+
+// Spills is how many ledgers and sorters of this process have spilled to
+// disk so far: tests and measurements check with it that a budget made
+// them spill.
+func Spills() int64 { return spills.Load() }
+
 // spillDir is the private directory of one Ledger's or Sorter's files,
 // made on the first file.
 type spillDir struct {
@@ -89,6 +98,7 @@ func (d *spillDir) create() (*os.File, error) {
 			return nil, fmt.Errorf("spilling usage to disk: %w", err)
 		}
 		d.dir = dir
+		spills.Add(1)
 	}
 	d.n++
 	name := filepath.Join(d.dir, fmt.Sprintf("%d", d.n))
