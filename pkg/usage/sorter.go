@@ -44,6 +44,11 @@ func (s *Sorter) Add(r *Request) error {
 	if s.err != nil {
 		return s.err
 	}
+	if s.buf == nil {
+		// the whole budget at once: growing by appends would leave
+		// as much again as garbage
+		s.buf = make([]Request, 0, s.budget())
+	}
 	s.buf = append(s.buf, *r)
 	s.sorted = false
 	if len(s.buf) >= s.budget() {
