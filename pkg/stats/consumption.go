@@ -293,8 +293,16 @@ func ConsumptionWith(ctx context.Context, ss []*session.Session, progress Progre
 		}()
 	}
 	lg := &usage.Ledger{}
+	// the ledger's files (if it spills) go with an error or a cancel; on
+	// success they go with Close
+	kept := false
+	defer func() {
+		if !kept {
+			lg.Close()
+		}
+	}()
 	// real transcripts hold about one distinct request per 8 KiB; allow for
-	// twice as many
+	// twice as many (up to the memory budget)
 	lg.Grow(int(min(total/4096, 1<<22)))
 	fileSess := make([]int, 0, len(jobs))
 	fileCopy := make([]bool, 0, len(jobs))
@@ -366,7 +374,6 @@ func ConsumptionWith(ctx context.Context, ss []*session.Session, progress Progre
 		return nil, err
 	}
 	if err := lg.Finish(); err != nil {
-		lg.Close()
 		return nil, err
 	}
 	// one pass over the winners in the ledger's order: each session's
@@ -403,10 +410,14 @@ func ConsumptionWith(ctx context.Context, ss []*session.Session, progress Progre
 			return nil
 		})
 	}
+	if err == nil {
+		err = ctx.Err()
+	}
 	if err != nil {
-		src.close()
+		src.sorted.Close()
 		return nil, err
 	}
+	kept = true
 	if !spilled {
 		// the ledger's list, sorted in place, is the requests by session
 		src.sorted.Adopt(lg.TakeRequests())
