@@ -219,6 +219,10 @@ func (fu *FileUsage) Add(r Request, line []byte) {
 // counted. A request a copy repeats is counted once: by its keys when it
 // has them, else by its line (a copy repeats the line byte for byte). Add
 // the copies after the files they copy.
+//
+// Its memory is bounded: past Budget requests it spills to disk
+// (ledger_spill.go) and gives the same requests, in the same order,
+// through Each and EachCCUsage after Finish. Close frees its files.
 type Ledger struct {
 	files int32 // files added so far
 	// Requests are counted by sessctl, de-duplicated.
