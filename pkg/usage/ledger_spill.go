@@ -100,6 +100,8 @@ type ledgerSpill struct {
 	views  [2]replayView
 	places [2]map[uint64]int32
 	copied map[uint64]struct{}
+	// the most requests one partition's replay held (tests)
+	maxHeld int
 	// after Finish: each view's winners, one sorted run per partition
 	out  [2]*spillFile
 	runs [2][]int64 // run i is [runs[i], runs[i+1])
@@ -465,6 +467,7 @@ func (sp *ledgerSpill) replay(f *spillFile, diverged bool) error {
 	if split != diverged {
 		return errors.New("reading spilled usage back: a partition lost its views")
 	}
+	sp.maxHeld = max(sp.maxHeld, len(views[0].list)+len(views[1].list))
 	var w [winnerSize]byte
 	for i := range views {
 		if i == 1 && !diverged {

@@ -333,3 +333,54 @@ func TestEncodeRequest(t *testing.T) {
 		t.Errorf("got %+v\nwant %+v", got, r)
 	}
 }
+
+// TestLedgerSpillBounded: what the ledger holds stays within its budget
+// however many requests go through it: before it spills, in each
+// partition it replays (split again when larger), and in the sorter.
+func TestLedgerSpillBounded(t *testing.T) {
+	const budget, n = 200, 30000
+	lg := &Ledger{Budget: budget}
+	defer lg.Close()
+	for start := 0; start < n; start += 100 {
+		f := &file{class: Carries | CCUsage}
+		for i := start; i < start+100; i++ {
+			// every third request repeats an earlier one
+			m := i
+			if i%3 == 0 {
+				m = i / 2
+			}
+			f.reqs = append(f.reqs, req(fmt.Sprint("m", m), "r", int64(i%7), i%11 == 0, int32(i-start+1)))
+			f.lines = append(f.lines, "")
+			f.model = append(f.model, "")
+		}
+		lg.Add(f.usage())
+		if held := len(lg.Requests) + len(lg.CCUsage); held > budget {
+			t.Fatalf("holds %d requests in memory, budget %d", held, budget)
+		}
+	}
+	if err := lg.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if !lg.Spilled() {
+		t.Fatal("did not spill")
+	}
+	if lg.spill.maxHeld == 0 || lg.spill.maxHeld > budget {
+		t.Errorf("a partition's replay held %d requests, budget %d", lg.spill.maxHeld, budget)
+	}
+	s := &Sorter{Budget: budget, Less: func(a, b *Request) bool { return a.Time < b.Time }}
+	defer s.Close()
+	count := 0
+	lg.Each(func(r *Request) error {
+		count++
+		if err := s.Add(r); err != nil {
+			t.Fatal(err)
+		}
+		if len(s.buf) > budget || cap(s.buf) > budget {
+			t.Fatalf("the sorter holds %d (room for %d), budget %d", len(s.buf), cap(s.buf), budget)
+		}
+		return nil
+	})
+	if count < n/2 {
+		t.Errorf("%d winners of %d requests", count, n)
+	}
+}
