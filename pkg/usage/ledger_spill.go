@@ -150,7 +150,7 @@ func (ps *partSet) to(i int, rec []byte) error {
 	f := ps.files[i]
 	if f == nil {
 		var err error
-		if f, err = newSpillFile(ps.dir, 8<<10); err != nil {
+		if f, err = newSpillFile(ps.dir, 16<<10); err != nil {
 			return err
 		}
 		ps.files[i] = f
@@ -619,8 +619,8 @@ func (lg *Ledger) TakeRequests() []Request {
 	return reqs
 }
 
-// readBuf is the buffer of each of n runs read at once: 4 KiB, less when
+// readBuf is the buffer of each of n runs read at once: 16 KiB, less when
 // there are so many that their buffers would pass 1 MiB.
 func readBuf(n int) int {
-	return max(512, min(4<<10, (1<<20)/max(n, 1)))
+	return max(512, min(16<<10, (1<<20)/max(n, 1)))
 }
