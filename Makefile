@@ -54,10 +54,10 @@ unit:
 	$(GO) test -race -count=1 ./...
 
 # benchmarks: Go benchmarks for the reader and ls, plus the bench scripts of
-# the tokenizer and stats when present
+# the tokenizer, stats and the peak memory on a large store when present
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./pkg/jsonl/ ./cmd/sessctl/ ./pkg/cleanup/ 2>/dev/null | grep -E '^(Benchmark|ok|PASS)' || true
-	@for s in scripts/bench-tokens.sh scripts/bench-stats.sh; do \
+	@for s in scripts/bench-tokens.sh scripts/bench-stats.sh scripts/bench-memory.sh; do \
 		if [ -x $$s ]; then echo "== $$s"; $$s || exit 1; fi; \
 	done
 

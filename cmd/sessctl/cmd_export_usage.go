@@ -145,6 +145,8 @@ func defaultOTLPState(env *appEnv, endpoint string) string {
 }
 
 func runUsageExport(ctx context.Context, env *appEnv, opt usageExportOptions) error {
+	// for the scan and for the rows after it (stats.EachRequest sorts)
+	defer usageBudget(env)()
 	if opt.otlp != "" {
 		// a bad state file stops the run before the scan
 		if _, err := usageexport.LoadState(opt.state); err != nil {
@@ -155,6 +157,7 @@ func runUsageExport(ctx context.Context, env *appEnv, opt usageExportOptions) er
 	if err != nil {
 		return err
 	}
+	defer stats.Close(sus)
 	if opt.otlp != "" {
 		return runUsagePush(ctx, env, sus, opt)
 	}

@@ -124,6 +124,7 @@ func runStats(ctx context.Context, env *appEnv, opt statsOptions) error {
 		return err
 	}
 	defer boundMemory(ss)()
+	defer usageBudget(env)()
 	if err := runStatsMany(ctx, env, ss, opt); err != nil {
 		return err
 	}
@@ -189,8 +190,23 @@ func boundMemory(ss []*session.Session) func() {
 		}
 	}
 	longest = min(longest, jsonl.DefaultMaxLineSize)
-	old := debug.SetMemoryLimit(40<<20 + 2*longest + total/16)
+	// the requests held are bounded (usage.MemoryBudget): past about
+	// 400 MB of files the ledger spills to disk
+	old := debug.SetMemoryLimit(40<<20 + 2*longest + min(total/16, 24<<20))
 	return func() { debug.SetMemoryLimit(old) }
+}
+
+// usageBudget applies SESSCTL_USAGE_BUDGET, how many requests the usage
+// ledger holds in memory before it spills to disk (usage.MemoryBudget;
+// docs/export.md): a knob for tests and measurements, unset in use. It
+// returns the restore.
+func usageBudget(env *appEnv) func() {
+	n, err := strconv.Atoi(env.getenv("SESSCTL_USAGE_BUDGET"))
+	if err != nil || n <= 0 {
+		return func() {}
+	}
+	old := usage.SetMemoryBudget(n)
+	return func() { usage.SetMemoryBudget(old) }
 }
 
 // bar renders a fraction as [#####     ].
@@ -250,6 +266,7 @@ func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt s
 	if err != nil {
 		return err
 	}
+	defer stats.Close(sus)
 	for _, su := range sus {
 		if cwd := cwds[su.Session]; cwd != "" {
 			su.CWD = cwd

@@ -193,6 +193,7 @@ func Analyze(ctx context.Context, s *session.Session, opt Options) (*Report, err
 	if err != nil {
 		return nil, err
 	}
+	Close(sus) // the totals are what the report needs
 	rep.Consumption = sus[0]
 	if rep.Consumption.Project != "" {
 		rep.Project = rep.Consumption.Project

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/sessctl/sessctl/pkg/session"
+	"github.com/sessctl/sessctl/pkg/usage"
 )
 
 // claudeStore writes files Claude Code sessions of about size bytes each.
@@ -48,6 +50,51 @@ func TestConsumptionStopsWhenCanceled(t *testing.T) {
 	}
 	if n := scanned.Load(); n == 0 || n > files/10 {
 		t.Errorf("%d of %d files scanned after the cancel", n, files)
+	}
+}
+
+// A scan that spilled its ledger to disk and is canceled leaves nothing in
+// $TMPDIR; one that ends leaves nothing once closed.
+func TestSpilledScanCleansUp(t *testing.T) {
+	const files = 60
+	res := session.Discover([]session.Root{{Path: claudeStore(t, files, 20<<10)}}, false)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	defer usage.SetMemoryBudget(usage.SetMemoryBudget(10))
+	before := usage.Spills()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var scanned atomic.Int64
+	_, err := Consumption(ctx, res.Sessions, func(done, total int64) {
+		if scanned.Add(1) == files/2 {
+			cancel()
+		}
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want context.Canceled", err)
+	}
+	if usage.Spills() == before {
+		t.Fatal("the scan did not spill before the cancel")
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("a canceled scan left %v in $TMPDIR", left)
+	}
+	sus, err := Consumption(context.Background(), res.Sessions, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	if err := EachRequest(sus, func(*SessionUsage, *usage.Request) error { n++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) == 0 || n == 0 {
+		t.Errorf("%d requests, %v in $TMPDIR: the scan did not spill", n, left)
+	}
+	if err := Close(sus); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("left %v in $TMPDIR after Close", left)
 	}
 }
 

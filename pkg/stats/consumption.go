@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -69,10 +70,10 @@ type SessionUsage struct {
 	Errors        []string   `json:"errors,omitempty"`
 	// Context is the context gauge of the session's gauge file (-1: none),
 	// from ContextSource; Window the window it records (0: none).
-	Context       int64  `json:"-"`
-	ContextSource string `json:"-"`
-	Window        int64  `json:"-"`
-	requests      []*usage.Request
+	Context       int64         `json:"-"`
+	ContextSource string        `json:"-"`
+	Window        int64         `json:"-"`
+	src           *source       // the session's counted requests
 	ledger        *usage.Ledger // names the models of requests
 	ccusageView   bool          // a file of the session is in the ccusage view
 }
@@ -83,8 +84,77 @@ type FileDrop struct {
 	usage.Drop
 }
 
-// Requests returns the session's counted requests (after de-duplication).
-func (su *SessionUsage) Requests() []*usage.Request { return su.requests }
+// source holds the counted requests of the sessions of one Consumption,
+// session by session and by time: in memory, or past the memory budget in
+// sorted runs on disk (usage.Sorter).
+type source struct {
+	ledger   *usage.Ledger
+	sorted   *usage.Sorter
+	sessions []*SessionUsage
+	fileSess []int // file number (usage.Request.File) -> session
+	sorting  bool  // the ledger's winners were given to sorted
+}
+
+func (src *source) each(fn func(su *SessionUsage, r *usage.Request) error) error {
+	if src.ledger.Spilled() && !src.sorting {
+		// sorted on the first call only: --by session never asks
+		src.sorting = true
+		if err := src.ledger.Each(src.sorted.Add); err != nil {
+			return err
+		}
+	}
+	return src.sorted.Each(func(r *usage.Request) error { return fn(src.sessions[src.fileSess[r.File]], r) })
+}
+
+func (src *source) close() error {
+	return errors.Join(src.sorted.Close(), src.ledger.Close())
+}
+
+// EachRequest calls fn with the counted requests (after de-duplication)
+// of the sessions sus, session by session in the order Consumption
+// returned them, each session's requests by time (in the order of the
+// ledger among equal times). fn may keep nothing of r. The requests are
+// read from memory or, past the memory budget, from disk: nothing holds
+// them all.
+func EachRequest(sus []*SessionUsage, fn func(su *SessionUsage, r *usage.Request) error) error {
+	in := make(map[*SessionUsage]bool, len(sus))
+	var srcs []*source
+	for _, su := range sus {
+		in[su] = true
+		if su.src != nil && !slices.Contains(srcs, su.src) {
+			srcs = append(srcs, su.src)
+		}
+	}
+	for _, src := range srcs {
+		err := src.each(func(su *SessionUsage, r *usage.Request) error {
+			if !in[su] {
+				return nil
+			}
+			return fn(su, r)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close frees what holds the requests of sus (the files of a Consumption
+// that spilled to disk). The totals stay; EachRequest gives nothing more.
+func Close(sus []*SessionUsage) error {
+	var errs []error
+	var done []*source
+	for _, su := range sus {
+		if su.src != nil && !slices.Contains(done, su.src) {
+			done = append(done, su.src)
+			errs = append(errs, su.src.close())
+		}
+	}
+	for _, su := range sus {
+		su.src = nil
+	}
+	return errors.Join(errs...)
+}
 
 // Model returns the model name of one of su's requests.
 func (su *SessionUsage) Model(r *usage.Request) string {
@@ -223,8 +293,16 @@ func ConsumptionWith(ctx context.Context, ss []*session.Session, progress Progre
 		}()
 	}
 	lg := &usage.Ledger{}
+	// the ledger's files (if it spills) go with an error or a cancel; on
+	// success they go with Close
+	kept := false
+	defer func() {
+		if !kept {
+			lg.Close()
+		}
+	}()
 	// real transcripts hold about one distinct request per 8 KiB; allow for
-	// twice as many
+	// twice as many (up to the memory budget)
 	lg.Grow(int(min(total/4096, 1<<22)))
 	fileSess := make([]int, 0, len(jobs))
 	fileCopy := make([]bool, 0, len(jobs))
@@ -288,57 +366,80 @@ func ConsumptionWith(ctx context.Context, ss []*session.Session, progress Progre
 		}
 		// the file's requests are now owned by the ledger; drop the rest
 		fu.Rejected, fu.SessctlOnlyLines = nil, nil
+		results[i] = nil
 		<-window
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	bySession := func(reqs []usage.Request) [][]*usage.Request {
-		n := make([]int, len(out))
-		for i := range reqs {
-			n[fileSess[reqs[i].File]]++
-		}
-		lists := make([][]*usage.Request, len(out))
-		for i := range reqs {
-			s := fileSess[reqs[i].File]
-			if lists[s] == nil {
-				lists[s] = make([]*usage.Request, 0, n[s])
-			}
-			lists[s] = append(lists[s], &reqs[i])
-		}
-		return lists
+	if err := lg.Finish(); err != nil {
+		return nil, err
 	}
-	own := bySession(lg.Requests)
+	// one pass over the winners in the ledger's order: each session's
+	// totals add its requests in that order, as Ledger.Totals of the
+	// session's list would
+	own := make([]usage.Tally, len(out))
+	rotated := make(map[int]*usage.Tally)
+	src := &source{ledger: lg, sessions: out, fileSess: fileSess,
+		sorted: &usage.Sorter{Less: func(a, b *usage.Request) bool {
+			if sa, sb := fileSess[a.File], fileSess[b.File]; sa != sb {
+				return sa < sb
+			}
+			return a.Time < b.Time
+		}}}
+	spilled := lg.Spilled()
+	err := lg.Each(func(r *usage.Request) error {
+		s := fileSess[r.File]
+		lg.Tally(&own[s], r)
+		if fileCopy[r.File] {
+			t := rotated[s]
+			if t == nil {
+				t = &usage.Tally{}
+				rotated[s] = t
+			}
+			lg.Tally(t, r)
+		}
+		return nil
+	})
 	ccu := own // ccusage counts the same requests, until the views diverge
-	if ccv := lg.CCUsageView(); len(ccv) != len(lg.Requests) || len(ccv) > 0 && &ccv[0] != &lg.Requests[0] {
-		ccu = bySession(ccv)
+	if err == nil && lg.Diverged() {
+		ccu = make([]usage.Tally, len(out))
+		err = lg.EachCCUsage(func(r *usage.Request) error {
+			lg.Tally(&ccu[fileSess[r.File]], r)
+			return nil
+		})
+	}
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		src.sorted.Close()
+		return nil, err
+	}
+	kept = true
+	if !spilled {
+		// the ledger's list, sorted in place, is the requests by session
+		src.sorted.Adopt(lg.TakeRequests())
 	}
 	for i, su := range out {
 		su.ledger = lg
-		su.requests = own[i]
-		su.Totals = lg.Totals(own[i])
+		su.src = src
+		su.Totals = lg.Total(&own[i])
 		su.Totals.View = usage.ViewSessctl
-		var rotated []*usage.Request
-		for _, r := range own[i] {
-			if fileCopy[r.File] {
-				rotated = append(rotated, r)
-			}
-		}
-		if len(rotated) > 0 {
-			t := lg.Totals(rotated)
-			t.View = usage.ViewSessctl
-			su.InRotations = &t
+		if t := rotated[i]; t != nil {
+			rt := lg.Total(t)
+			rt.View = usage.ViewSessctl
+			su.InRotations = &rt
 		}
 		if su.ccusageView {
-			t := lg.Totals(ccu[i])
+			t := lg.Total(&ccu[i])
 			t.View = usage.ViewCCUsage
 			su.AsCCUsage = &t
 		}
 		if ex, ok := session.As[usage.ViewsExplainer](su.Agent); ok && su.PerResponse > 0 && su.PerResponseView != su.CumulativeView {
 			su.ViewsDiffer = ex.ExplainViews(su.PerResponse, su.PerResponseView, su.CumulativeView)
 		}
-		sort.SliceStable(su.requests, func(i, j int) bool { return su.requests[i].Time < su.requests[j].Time })
 	}
 	return out, nil
 }
@@ -396,31 +497,41 @@ func Group(sus []*SessionUsage, by string, loc *time.Location) ([]GroupRow, erro
 			get(p, su).Totals.Merge(su.Totals)
 		case ByAgent:
 			get(string(su.Agent), su).Totals.Merge(su.Totals)
-		case ByDay:
-			for _, r := range su.requests {
-				if r.Usage.Total() == 0 {
-					continue // synthetic replies: no row of zeros
-				}
-				k := "(unknown)"
-				if r.Time > 0 {
-					k = time.UnixMilli(r.Time).In(loc).Format("2006-01-02")
-				}
-				get(k, su).Totals.Add(r, su.Model(r))
-			}
-		case ByModel:
-			for _, r := range su.requests {
-				if r.Usage.Total() == 0 {
-					continue
-				}
-				m := su.Model(r)
-				if m == "" {
-					m = "(unknown)"
-				}
-				get(m, su).Totals.Add(r, m)
-			}
+		case ByDay, ByModel:
+			// below, request by request
 		default:
 			return nil, fmt.Errorf("%w %q (use session, project, day, model or agent)", ErrBadGroup, by)
 		}
+	}
+	var err error
+	switch by {
+	case ByDay:
+		err = EachRequest(sus, func(su *SessionUsage, r *usage.Request) error {
+			if r.Usage.Total() == 0 {
+				return nil // synthetic replies: no row of zeros
+			}
+			k := "(unknown)"
+			if r.Time > 0 {
+				k = time.UnixMilli(r.Time).In(loc).Format("2006-01-02")
+			}
+			get(k, su).Totals.Add(r, su.Model(r))
+			return nil
+		})
+	case ByModel:
+		err = EachRequest(sus, func(su *SessionUsage, r *usage.Request) error {
+			if r.Usage.Total() == 0 {
+				return nil
+			}
+			m := su.Model(r)
+			if m == "" {
+				m = "(unknown)"
+			}
+			get(m, su).Totals.Add(r, m)
+			return nil
+		})
+	}
+	if err != nil {
+		return nil, err
 	}
 	out := make([]GroupRow, 0, len(rows))
 	for k, r := range rows {

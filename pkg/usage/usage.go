@@ -219,6 +219,10 @@ func (fu *FileUsage) Add(r Request, line []byte) {
 // counted. A request a copy repeats is counted once: by its keys when it
 // has them, else by its line (a copy repeats the line byte for byte). Add
 // the copies after the files they copy.
+//
+// Its memory is bounded: past Budget requests it spills to disk
+// (ledger_spill.go) and gives the same requests, in the same order,
+// through Each and EachCCUsage after Finish. Close frees its files.
 type Ledger struct {
 	files int32 // files added so far
 	// Requests are counted by sessctl, de-duplicated.
@@ -232,9 +236,20 @@ type Ledger struct {
 	copied   map[uint64]struct{} // Request.line of the requests counted so far
 	models   modelTable
 	remap    []ModelID // file model id -> ledger model id, during Add
+	// the price of each model id, looked up once (Tally)
+	priced []*price.Model
+	looked []bool
 	// diverged is set once a line was counted by one view and not the
 	// other; until then CCUsage is Requests and is not kept twice.
 	diverged bool
+
+	// Budget is how many requests the ledger holds in memory (both views)
+	// before it spills to disk (0: MemoryBudget()). Past it, Requests and
+	// CCUsage are no longer filled: Each and EachCCUsage give the
+	// requests, after Finish.
+	Budget int
+	spill  *ledgerSpill
+	err    error // the first error of spilling, returned by Finish
 }
 
 // dedupe indexes a request list by its two keys. Both indexes are always
@@ -301,6 +316,10 @@ func (lg *Ledger) Add(fu *FileUsage) []Request {
 		} else {
 			r.Model = 0
 		}
+		if lg.spill != nil {
+			lg.spillAdd(r, fu.Class&Copy != 0)
+			continue
+		}
 		if r.Counted != r.CCUsage && !lg.diverged {
 			lg.diverged = true
 			lg.CCUsage = append([]Request(nil), lg.Requests...)
@@ -312,6 +331,9 @@ func (lg *Ledger) Add(fu *FileUsage) []Request {
 		if r.CCUsage && lg.diverged {
 			lg.CCUsage = lg.ccu.push(lg.CCUsage, r)
 		}
+		if len(lg.Requests)+len(lg.CCUsage) > lg.budget() {
+			lg.startSpill()
+		}
 	}
 	reqs := fu.Requests
 	fu.Requests = nil
@@ -321,17 +343,20 @@ func (lg *Ledger) Add(fu *FileUsage) []Request {
 // first reports whether a request is not one a rotated copy repeats: a
 // request without keys is known by its line; in a copy, a line seen before
 // is a request counted already.
-func (lg *Ledger) first(r *Request, copy bool) bool {
+func (lg *Ledger) first(r *Request, copy bool) bool { return first(&lg.copied, r, copy) }
+
+// first is Ledger.first over the set of lines counted so far.
+func first(copied *map[uint64]struct{}, r *Request, copy bool) bool {
 	if r.Key != 0 || r.line == 0 {
 		return true
 	}
-	if lg.copied == nil {
-		lg.copied = map[uint64]struct{}{}
+	if *copied == nil {
+		*copied = map[uint64]struct{}{}
 	}
-	if _, seen := lg.copied[r.line]; seen {
+	if _, seen := (*copied)[r.line]; seen {
 		return !copy
 	}
-	lg.copied[r.line] = struct{}{}
+	(*copied)[r.line] = struct{}{}
 	return true
 }
 
@@ -339,7 +364,8 @@ func (lg *Ledger) first(r *Request, copy bool) bool {
 // tables one doubling at a time). Room in the list that is never used costs
 // address space more than memory; the map is sized for half of it.
 func (lg *Ledger) Grow(n int) {
-	if n <= 0 {
+	n = min(n, lg.budget())
+	if n <= 0 || lg.spill != nil {
 		return
 	}
 	lg.Requests = append(make([]Request, 0, len(lg.Requests)+n), lg.Requests...)
@@ -351,7 +377,8 @@ func (lg *Ledger) Grow(n int) {
 // Model returns the model name of one of lg's requests.
 func (lg *Ledger) Model(r *Request) string { return lg.models.name(r.Model) }
 
-// CCUsageView returns the requests ccusage would count.
+// CCUsageView returns the requests ccusage would count (before the
+// ledger spills; then EachCCUsage gives them).
 func (lg *Ledger) CCUsageView() []Request {
 	if !lg.diverged {
 		return lg.Requests
@@ -536,39 +563,64 @@ func (t *Totals) addModel(m string, u session.Usage) {
 // Totals counts the requests reqs of lg: the same as Totals.Add for each
 // of them, with one map update per model rather than one per request.
 func (lg *Ledger) Totals(reqs []*Request) Totals {
-	var t Totals
-	var byID []session.Usage // by model id
-	var seen []bool
-	var priced []*price.Model // by model id, looked up once
-	var looked []bool
-	var last int64
+	var ty Tally
 	for _, r := range reqs {
-		t.Usage = t.Usage.Add(r.Usage)
-		for int(r.Model) >= len(priced) {
-			priced, looked = append(priced, nil), append(looked, false)
-		}
-		if !looked[r.Model] {
-			priced[r.Model], looked[r.Model] = priceOf(lg.models.name(r.Model)), true
-		}
-		t.cost(lg.models.name(r.Model), r, priced[r.Model])
-		if r.Usage.Total() > 0 || r.Usage.Reasoning > 0 {
-			for int(r.Model) >= len(byID) {
-				byID, seen = append(byID, session.Usage{}), append(seen, false)
-			}
-			byID[r.Model] = byID[r.Model].Add(r.Usage)
-			seen[r.Model] = true
-		}
-		last = max(last, r.Time)
+		lg.Tally(&ty, r)
 	}
-	t.Requests = len(reqs)
-	for id, u := range byID {
-		if !seen[id] {
+	return lg.Total(&ty)
+}
+
+// Tally is Ledger.Totals taken one request at a time (Ledger.Tally), for
+// requests that stream by: Ledger.Total(&ty) is Ledger.Totals of the
+// requests tallied, in the order tallied.
+type Tally struct {
+	t    Totals
+	byID []session.Usage // by model id
+	seen []bool
+	last int64
+}
+
+// Tally adds request r of lg to ty.
+func (lg *Ledger) Tally(ty *Tally, r *Request) {
+	t := &ty.t
+	t.Usage = t.Usage.Add(r.Usage)
+	t.Requests++
+	for int(r.Model) >= len(lg.priced) {
+		lg.priced, lg.looked = append(lg.priced, nil), append(lg.looked, false)
+	}
+	if !lg.looked[r.Model] {
+		lg.priced[r.Model], lg.looked[r.Model] = priceOf(lg.models.name(r.Model)), true
+	}
+	t.cost(lg.models.name(r.Model), r, lg.priced[r.Model])
+	if r.Usage.Total() > 0 || r.Usage.Reasoning > 0 {
+		for int(r.Model) >= len(ty.byID) {
+			ty.byID, ty.seen = append(ty.byID, session.Usage{}), append(ty.seen, false)
+		}
+		ty.byID[r.Model] = ty.byID[r.Model].Add(r.Usage)
+		ty.seen[r.Model] = true
+	}
+	ty.last = max(ty.last, r.Time)
+}
+
+// Total returns the totals of the requests tallied in ty.
+func (lg *Ledger) Total(ty *Tally) Totals {
+	t := ty.t
+	t.ByModel = nil
+	if ty.t.Unpriced != nil {
+		// each Totals its own maps
+		t.Unpriced = make(map[string]int64, len(ty.t.Unpriced))
+		for m, n := range ty.t.Unpriced {
+			t.Unpriced[m] = n
+		}
+	}
+	for id, u := range ty.byID {
+		if !ty.seen[id] {
 			continue
 		}
 		t.addModel(lg.models.name(ModelID(id)), u)
 	}
-	if last > 0 {
-		t.LastActivity = time.UnixMilli(last).UTC()
+	if ty.last > 0 {
+		t.LastActivity = time.UnixMilli(ty.last).UTC()
 	}
 	return t
 }

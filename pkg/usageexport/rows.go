@@ -100,47 +100,47 @@ func Key(agent, session string, r *usage.Request) string {
 }
 
 // Each calls fn with a row for every counted request of sus, session by
-// session in their order, each session's requests by time. The row is
+// session in their order, each session's requests by time; the requests
+// stream from stats.EachRequest, so nothing holds them all. The row is
 // reused between calls: fn copies what it keeps. machine names this
 // machine in every row.
 func Each(sus []*stats.SessionUsage, machine string, fn func(*Row) error) error {
 	var row Row
 	var ts int64
 	var cost float64
-	for _, su := range sus {
-		agent := string(su.Agent)
-		var project *string
-		switch {
-		case su.CWD != "":
-			project = &su.CWD
-		case su.Project != "":
-			project = &su.Project
-		}
-		for _, r := range su.Requests() {
-			m := su.Model(r)
-			row = Row{SchemaVersion: SchemaVersion, Key: Key(agent, su.ID, r), Agent: agent,
-				Machine: machine, Project: project, Session: su.ID,
-				InputTokens: r.Usage.Input, OutputTokens: r.Usage.Output,
-				CacheReadTokens: r.Usage.CacheRead, CacheCreationTokens: r.Usage.CacheCreation,
-				CacheCreation5mTokens: r.Usage.CacheCreation - r.Usage.CacheCreation1h,
-				CacheCreation1hTokens: r.Usage.CacheCreation1h, ReasoningTokens: r.Usage.Reasoning}
-			if m != "" {
-				row.Model = &m
-			}
-			if r.Time > 0 {
-				ts = r.Time
-				row.Timestamp = &ts
-			}
-			if c, ok := r.Cost(m); ok {
-				cost = c
-				row.CostUSD = &cost
-			}
-			if err := fn(&row); err != nil {
-				return err
+	var last *stats.SessionUsage
+	var agent string
+	var project *string
+	return stats.EachRequest(sus, func(su *stats.SessionUsage, r *usage.Request) error {
+		if su != last {
+			last, agent, project = su, string(su.Agent), nil
+			switch {
+			case su.CWD != "":
+				project = &su.CWD
+			case su.Project != "":
+				project = &su.Project
 			}
 		}
-	}
-	return nil
+		m := su.Model(r)
+		row = Row{SchemaVersion: SchemaVersion, Key: Key(agent, su.ID, r), Agent: agent,
+			Machine: machine, Project: project, Session: su.ID,
+			InputTokens: r.Usage.Input, OutputTokens: r.Usage.Output,
+			CacheReadTokens: r.Usage.CacheRead, CacheCreationTokens: r.Usage.CacheCreation,
+			CacheCreation5mTokens: r.Usage.CacheCreation - r.Usage.CacheCreation1h,
+			CacheCreation1hTokens: r.Usage.CacheCreation1h, ReasoningTokens: r.Usage.Reasoning}
+		if m != "" {
+			row.Model = &m
+		}
+		if r.Time > 0 {
+			ts = r.Time
+			row.Timestamp = &ts
+		}
+		if c, ok := r.Cost(m); ok {
+			cost = c
+			row.CostUSD = &cost
+		}
+		return fn(&row)
+	})
 }
 
 // Time returns the row's timestamp, and false when it has none.

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# bench-memory.sh — peak RSS of the commands that read a whole store's
+# recorded usage, on a store large enough that holding every request would
+# pass the target: stats --all (by session and by day) and export --usage
+# (NDJSON and Parquet), every file read (--no-index).
+#
+# Target (issues 15 and 16): a peak RSS of at most 64 MB at any store size;
+# the usage ledger spills to disk past usage.MemoryBudget requests
+# (docs/architecture.md, "The usage ledger"). Exit status 1 when missed.
+#
+# BASELINE=/path/to/an/older/sessctl measures that binary beside this one
+# and holds this one's output to it byte for byte (the spilling ledger must
+# give the same numbers and rows).
+#
+# Environment: SESSCTL_CACHE (default ~/.cache/sessctl; the corpus lives
+# there), BENCH_BIG_SIZE (3GB), BENCH_BIG_FILES (1500). The first run
+# generates the corpus (internal/gen; about 3 minutes and 3.3 GB for the
+# default).
+set -euo pipefail
+
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+CACHE=${SESSCTL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sessctl}
+SIZE=${BENCH_BIG_SIZE:-3GB}
+FILES=${BENCH_BIG_FILES:-1500}
+LIMIT_KB=$((64 * 1024))
+
+die() { echo "bench-memory: error: $*" >&2; exit 2; }
+
+[ -x /usr/bin/time ] || die "GNU time is needed at /usr/bin/time (Debian package time)"
+
+corpus=$CACHE/corpus-claude-$SIZE-$FILES
+if [ ! -d "$corpus/projects" ]; then
+	rm -rf "$corpus"
+	echo "bench-memory: generating $corpus" >&2
+	(cd "$REPO" && go run ./internal/gen claude -out "$corpus" -size "$SIZE" -files "$FILES") >&2
+fi
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/bench-memory.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+mkdir -p "$WORK/home"
+make -s -C "$REPO" build BIN="$WORK/sessctl" >/dev/null
+
+# warm the page cache: the first command measured must not pay the disk
+find "$corpus" -name '*.jsonl' -print0 | xargs -0 cat >/dev/null
+
+unset CODEX_HOME KIMI_SHARE_DIR KIMI_DATA_DIR SESSCTL_USAGE_BUDGET GOMEMLIMIT
+export HOME="$WORK/home" XDG_CACHE_HOME="$WORK/cache" NO_COLOR=1 TZ=UTC
+
+# peak BIN LABEL ARGS...: runs BIN ARGS (stdout to $WORK/LABEL.out), prints
+# "peak-KiB seconds"
+peak() {
+	local bin=$1 label=$2 start end
+	shift 2
+	start=$EPOCHREALTIME
+	/usr/bin/time -f "%M" -o "$WORK/time" "$bin" "$@" >"$WORK/$label.out" 2>"$WORK/$label.err" ||
+		{ cat "$WORK/$label.err" >&2; die "$label failed"; }
+	end=$EPOCHREALTIME
+	echo "$(cat "$WORK/time") $(awk -v s="$start" -v e="$end" 'BEGIN{printf "%.2f", e - s}')"
+}
+
+ok=1
+check() { # label args...
+	local label=$1 kb t bkb bt
+	shift
+	read -r kb t < <(peak "$WORK/sessctl" "$label" "$@")
+	line=$(printf "%-34s peak RSS %4d MB  %6ss" "$label" $((kb / 1024)) "$t")
+	if [ -n "${BASELINE:-}" ]; then
+		read -r bkb bt < <(peak "$BASELINE" "$label.base" "$@")
+		line="$line   baseline: $((bkb / 1024)) MB  ${bt}s"
+		# (a Parquet file is not compared: its row groups are smaller
+		# than they were; the NDJSON export holds the rows)
+		cmp -s "$WORK/$label.out" "$WORK/$label.base.out" || { echo "bench-memory: FAIL: $label differs from the baseline's"; ok=0; }
+	fi
+	echo "$line"
+	if [ "$kb" -gt "$LIMIT_KB" ]; then
+		echo "bench-memory: FAIL: $label peak RSS over 64 MB"
+		ok=0
+	fi
+}
+
+bytes=$(du -sb "$corpus" | cut -f1)
+echo "corpus: $corpus ($((bytes / 1048576)) MiB, $(find "$corpus" -name '*.jsonl' | wc -l) files), $(nproc) CPUs"
+check "stats --all" stats --all --no-index --no-progress --json --root "$corpus"
+check "stats --all --by day" stats --all --no-index --no-progress --json --by day --root "$corpus"
+check "export --usage (ndjson)" export --usage --machine bench --root "$corpus" -o -
+check "export --usage (parquet)" export --usage --machine bench --root "$corpus" --format parquet -o "$WORK/usage.parquet"
+echo "rows exported: $(wc -l <"$WORK/export --usage (ndjson).out")"
+[ $ok = 1 ] && echo "bench-memory: ok: every peak RSS at most 64 MB"
+[ $ok = 1 ]
