@@ -3,8 +3,11 @@ package usageexport
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -174,4 +177,56 @@ func TestStateFile(t *testing.T) {
 	if string(b) != stateHeader+"\n0123456789abcdef0123456789abcdef\n" {
 		t.Errorf("state file %q", b)
 	}
+}
+
+// TestStateKeysSortedAndSmall: the state file is written sorted and
+// without repeats whatever order the keys came in (an unsorted file, as
+// older sessctl builds wrote, is read too), and a key held costs about its
+// 16 bytes, not a string and a map entry.
+func TestStateKeysSortedAndSmall(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "s.keys")
+	k := func(i int) string { return fmt.Sprintf("%032x", uint64(i)*0x9e3779b97f4a7c15) }
+	os.WriteFile(p, []byte(stateHeader+"\n"+k(3)+"\n"+k(1)+"\n"+k(3)+"\n"), 0o600)
+	st, err := LoadState(p)
+	if err != nil || st.Len() != 2 || !st.Has(k(1)) || !st.Has(k(3)) || st.Has(k(2)) {
+		t.Fatalf("an unsorted file: %d keys, %v", st.Len(), err)
+	}
+	st.Add(k(2), k(1), k(2))
+	if st.Len() != 3 || !st.Has(k(2)) {
+		t.Fatalf("after Add: %d keys", st.Len())
+	}
+	if err := st.Save(); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{k(1), k(2), k(3)}
+	slices.Sort(want)
+	b, _ := os.ReadFile(p)
+	if string(b) != stateHeader+"\n"+strings.Join(want, "\n")+"\n" {
+		t.Errorf("state file %q", b)
+	}
+	if !st.Has(k(2)) || st.Has(k(4)) {
+		t.Error("Has after Save")
+	}
+
+	// 200,000 keys: about 16 bytes each once saved and loaded again
+	const n = 200_000
+	for i := 10; i < n+10; i++ {
+		st.Add(k(i))
+	}
+	if err := st.Save(); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	st2, err := LoadState(p)
+	if err != nil || st2.Len() != n+3 {
+		t.Fatalf("reloaded: %d keys, %v", st2.Len(), err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if per := float64(after.HeapAlloc-before.HeapAlloc) / n; per > 24 {
+		t.Errorf("%.1f bytes a key held", per)
+	}
+	runtime.KeepAlive(st2)
 }
