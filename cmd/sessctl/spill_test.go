@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sessctl/sessctl/pkg/stats"
 	"github.com/sessctl/sessctl/pkg/usage"
 )
 
@@ -49,7 +50,9 @@ func spillRoots(t *testing.T) map[string]string {
 // TestSpillSameOutput: with a memory budget of a few requests, so that the
 // usage ledger and the sorter behind export and --by day/model spill to
 // disk, stats --all --json and export --usage write byte for byte what
-// they write with everything in memory, and leave nothing in $TMPDIR.
+// they write with everything in memory, and leave nothing in $TMPDIR; and
+// so they do when every file is read streaming into the ledger, a few
+// requests at a time (stats.StreamFile).
 func TestSpillSameOutput(t *testing.T) {
 	// the corpora first: go run wants the real $HOME (its build cache)
 	roots := spillRoots(t)
@@ -110,6 +113,16 @@ func TestSpillSameOutput(t *testing.T) {
 			if !bytes.Equal(got, want) {
 				t.Errorf("%s: %v: output differs when the ledger spills (%d bytes, in memory %d)", name, args, len(got), len(want))
 			}
+			// every file read streaming into the ledger, a few requests
+			// at a time, spilling or not
+			stream, part := stats.StreamFile, usage.StreamPart
+			stats.StreamFile, usage.StreamPart = 0, 5
+			for _, b := range []int{1 << 30, budget} {
+				if got := run(b); !bytes.Equal(got, want) {
+					t.Errorf("%s: %v: output differs when the files are streamed (budget %d: %d bytes, else %d)", name, args, b, len(got), len(want))
+				}
+			}
+			stats.StreamFile, usage.StreamPart = stream, part
 		}
 	}
 }

@@ -73,7 +73,7 @@ type Matcher struct {
 	re *regexp.Regexp
 	// lit is the pattern to look for in raw bytes (lowercased when fold),
 	// nil when raw bytes cannot be searched
-	lit  []byte
+	lit []byte
 	// esc is lit as a writer with ensure_ascii writes it (Kimi CLI's
 	// Python: \uXXXX, lowercase hex, surrogate pairs), nil for an ASCII
 	// pattern; a line may match when it holds either

@@ -194,6 +194,11 @@ type fileJob struct {
 	file UsageFile
 }
 
+// StreamFile is the size from which a file's usage is read streaming into
+// the ledger rather than held whole (ConsumptionWith), and read without
+// the index's cache. A variable for tests.
+var StreamFile int64 = 128 << 20
+
 // Consumption scans the recorded usage of many sessions, spreading files
 // over all cores. Claude Code requests are de-duplicated across all files
 // of all sessions (as ccusage does), each counted in the session whose file
@@ -282,6 +287,11 @@ func ConsumptionWith(ctx context.Context, ss []*session.Session, progress Progre
 					rd.Reuse(reqs)
 				default:
 				}
+				if j.file.Size >= StreamFile {
+					// the merge reads it, streaming (see there)
+					close(done[i])
+					continue
+				}
 				sc, _ := session.As[usage.Scanner](ss[j.sess].Agent)
 				fu, err := read(ctx, &rd, j.file.Path, ss[j.sess].Agent, sc, j.file.Class)
 				results[i], errs[i] = fu, err
@@ -314,6 +324,25 @@ func ConsumptionWith(ctx context.Context, ss []*session.Session, progress Progre
 			return nil, ctx.Err()
 		}
 		su := out[jobs[i].sess]
+		// a large file's requests go into the ledger a part at a time as
+		// it is read, here in the merge's order, so that memory does not
+		// grow with one file's requests (a 1 GB transcript holds about
+		// 130,000); the index is not used for it
+		streamed := jobs[i].file.Size >= StreamFile
+		if streamed {
+			lg.BeginFile()
+			j := jobs[i]
+			sc, _ := session.As[usage.Scanner](ss[j.sess].Agent)
+			rd := usage.Reader{Big: &big, Stream: lg.AddPart}
+			results[i], errs[i] = rd.ReadFile(ctx, j.file.Path, sc, j.file.Class)
+			if errs[i] == nil {
+				lg.AddPart(results[i])
+				results[i].Requests = nil
+			}
+			if progress != nil {
+				progress(scanned.Add(j.file.Size), total)
+			}
+		}
 		if errs[i] != nil {
 			su.Errors = append(su.Errors, fmt.Sprintf("%s: %v", jobs[i].file.Path, errs[i]))
 			results[i] = &usage.FileUsage{Path: jobs[i].file.Path, Class: jobs[i].file.Class, Context: -1}
@@ -321,9 +350,11 @@ func ConsumptionWith(ctx context.Context, ss []*session.Session, progress Progre
 		fu := results[i]
 		fileSess = append(fileSess, jobs[i].sess)
 		fileCopy = append(fileCopy, fu.Class&usage.Copy != 0)
-		select {
-		case spare <- lg.Add(fu):
-		default:
+		if !streamed {
+			select {
+			case spare <- lg.Add(fu):
+			default:
+			}
 		}
 		if fu.Class&usage.Copy != 0 {
 			// what a copy says of its lines (rejected, damaged, dropped

@@ -61,6 +61,11 @@ type Reader struct {
 	// Big, when set, is shared by the Readers of one run, so that they
 	// hold one long line at a time between them.
 	Big *BigLines
+	// Stream, when set, is given the file's requests a part at a time
+	// (StreamPart of them) as the scan makes them, and each part is then
+	// dropped: the FileUsage ReadFile returns holds only the last part.
+	// Memory then does not grow with the file's number of requests.
+	Stream func(*FileUsage)
 
 	buf  []byte
 	reqs []Request // a list to fill next, given back by Reuse
@@ -113,8 +118,10 @@ func (rd *Reader) read(ctx context.Context, r io.Reader, path string, sc Scanner
 	lr := NewLineReader(ctx, r, rd.buf, limit)
 	lr.big = rd.Big
 	defer lr.Release()
-	fu := &FileUsage{Path: path, Class: class, Context: -1}
+	fu := &FileUsage{Path: path, Class: class, Context: -1, stream: rd.Stream}
 	switch {
+	case rd.Stream != nil:
+		fu.Requests = make([]Request, 0, StreamPart)
 	case rd.reqs != nil:
 		fu.Requests, rd.reqs = rd.reqs[:0], nil
 	case hint > 0:

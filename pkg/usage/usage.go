@@ -124,7 +124,12 @@ type FileUsage struct {
 
 	models modelTable
 	lines  map[uint64]uint32 // line hash -> times seen, for Request.line
+	stream func(*FileUsage)  // Reader.Stream
 }
+
+// StreamPart is how many requests a streaming read (Reader.Stream) hands
+// over at a time (a variable for tests).
+var StreamPart = 8192
 
 const maxDrops = 20
 
@@ -205,6 +210,10 @@ func (fu *FileUsage) Add(r Request, line []byte) {
 		r.line = HashKey(line, n[:], true)
 	}
 	fu.Requests = append(fu.Requests, r)
+	if fu.stream != nil && len(fu.Requests) >= StreamPart {
+		fu.stream(fu)
+		fu.Requests = fu.Requests[:0]
+	}
 }
 
 // Ledger totals requests over many files, applying Claude Code's
@@ -299,8 +308,24 @@ func (d *dedupe) set(e msgEntry, found bool, r *Request, at int32) {
 // Requests of a file that ccusage does not read (fu.Class) are not in the
 // ccusage view.
 func (lg *Ledger) Add(fu *FileUsage) []Request {
-	fi := lg.files
 	lg.files++
+	lg.add(fu)
+	reqs := fu.Requests
+	fu.Requests = nil
+	return reqs
+}
+
+// BeginFile starts a file whose requests come in parts (AddPart): a file
+// read with Reader.Stream.
+func (lg *Ledger) BeginFile() { lg.files++ }
+
+// AddPart adds the requests fu holds now to the file BeginFile started,
+// in their order; the caller may reuse fu.Requests after it.
+func (lg *Ledger) AddPart(fu *FileUsage) { lg.add(fu) }
+
+// add adds fu's requests to the file added last.
+func (lg *Ledger) add(fu *FileUsage) {
+	fi := lg.files - 1
 	lg.remap = append(lg.remap[:0], 0)
 	for _, name := range fu.models.names {
 		lg.remap = append(lg.remap, lg.models.id(name))
@@ -335,9 +360,6 @@ func (lg *Ledger) Add(fu *FileUsage) []Request {
 			lg.startSpill()
 		}
 	}
-	reqs := fu.Requests
-	fu.Requests = nil
-	return reqs
 }
 
 // first reports whether a request is not one a rotated copy repeats: a
