@@ -85,6 +85,35 @@ func ReadFileFrom(ctx context.Context, path string, f Format, from int64, fn fun
 	return readLines(ctx, rd, f, fn)
 }
 
+// ReadFileAt is ReadFileFrom for a caller that knows the number of the line
+// that starts at byte offset from (line, from 1): the file is read from
+// there on, and the part before it is not read at all. A file that cannot
+// seek (a compressed one) is counted through as ReadFileFrom does.
+func ReadFileAt(ctx context.Context, path string, f Format, from int64, line int, fn func(*Record) error) error {
+	if from <= 0 || line < 1 {
+		return ReadFileFrom(ctx, path, f, from, fn)
+	}
+	fh, err := jsonl.Open(path)
+	if err != nil {
+		return err
+	}
+	defer fh.Close()
+	s, ok := fh.(io.Seeker)
+	if !ok {
+		rd, err := jsonl.SkipTo(fh, from)
+		if err != nil {
+			return err
+		}
+		return readLines(ctx, rd, f, fn)
+	}
+	if _, err := s.Seek(from, io.SeekStart); err != nil {
+		return err
+	}
+	rd := jsonl.NewReader(fh)
+	rd.StartAt(from, line-1)
+	return readLines(ctx, rd, f, fn)
+}
+
 // --- detection ---
 
 var (
