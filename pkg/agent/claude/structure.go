@@ -53,7 +53,10 @@ type facts struct {
 }
 
 // factsOf fills f from a record the full decoder made.
-func factsOf(r *session.Record, f *facts) {
+func factsOf(r *session.Record, f *facts) { factsWith(r, f, lineMeta) }
+
+// factsWith is factsOf with the claudeMeta of a line read by meta.
+func factsWith(r *session.Record, f *facts, meta func(*jsonl.Line) *claudeMeta) {
 	*f = facts{}
 	if r.Kind == session.KindCorrupt || r.Kind == session.KindBlank {
 		f.skip = true
@@ -77,7 +80,7 @@ func factsOf(r *session.Record, f *facts) {
 	f.userPrompt = r.UserPrompt
 	prompt := r.UserPrompt && r.UUID != ""
 	if prompt || r.Type == "last-prompt" || r.Type == "system/compact_boundary" {
-		f.meta = lineMeta(&r.Line)
+		f.meta = meta(&r.Line)
 	}
 	if prompt {
 		// the copy of a prompt that sessctl's compaction writes into the
@@ -110,20 +113,53 @@ func decodeFacts(l *jsonl.Line, f *facts) {
 		return
 	}
 	r := session.Decode(Home{}, l)
-	factsOf(&r, f)
+	factsWith(&r, f, func(l *jsonl.Line) *claudeMeta {
+		if m, ok := scanMeta(l); ok {
+			return m
+		}
+		return lineMeta(l)
+	})
 }
 
-// The field names of the structs the full decoder reads, lower case: a
-// key that matches one of them only without regard to case is one the
-// full decoder takes for that field (encoding/json and goccy match keys
-// case-insensitively), so scanFacts leaves its line to the decoder.
-var (
-	lineKeys = foldSet("type", "subtype", "uuid", "parentuuid", "logicalparentuuid", "issidechain", "ismeta",
-		"iscompactsummary", "isapierrormessage", "agentid", "sessionid", "cwd", "version", "timestamp", "requestid",
-		"message", "content", "summary", "customtitle", "aititle", "title", "params", "compactmetadata")
-	messageKeys = foldSet("id", "role", "model", "content", "usage")
-	blockKeys   = foldSet("type", "text", "thinking", "id", "name", "input", "tool_use_id", "content", "is_error")
-)
+// metaNames are claudeMeta's fields.
+var metaNames = []string{"promptId", "leafUuid", "explicit", "compactMetadata"}
+
+// scanMeta reads the claudeMeta of a line that has a promptId at most (a
+// prompt), without decoding the rest; false leaves the line to lineMeta.
+func scanMeta(l *jsonl.Line) (*claudeMeta, bool) {
+	if l.Status != jsonl.OK || l.RawControl {
+		return nil, false
+	}
+	s := scanner{l: usage.NewLexer(l.Raw), ok: true}
+	var (
+		id   string
+		seen bool
+	)
+	ok := s.l.Object(func(key []byte) {
+		switch {
+		case !s.ok:
+			s.l.Skip()
+		case string(key) == "promptId" && !seen:
+			seen = true
+			if s.l.Peek() == 'n' {
+				s.l.Skip() // null: left empty
+				return
+			}
+			id = s.str()
+		case !plainKey(key, metaNames):
+			// the other fields, a second promptId, a key that is one
+			// of them in another case or with an escape
+			s.fail()
+			s.l.Skip()
+		default:
+			s.l.Skip()
+		}
+	})
+	if !ok || !s.ok || s.l.Bad() || s.l.Deepest() > maxSkipDepth {
+		return nil, false
+	}
+	return &claudeMeta{PromptID: id}, true
+}
 
 // maxSkipDepth is the deepest nesting scanFacts lets pass in what it
 // skips: the decoders have limits of their own on depth (encoding/json's
@@ -139,28 +175,21 @@ func foldSet(keys ...string) map[string]bool {
 }
 
 // plainKey reports whether a key is one the scanner can judge: ASCII
-// without escapes. known is the lower-case names of its level; a key that
-// is not exactly one of them but equals one in lower case is not plain.
-func plainKey(key []byte, known map[string]bool, exact bool) bool {
-	var low [32]byte
-	if len(key) > len(low) {
-		for _, c := range key {
-			if c >= 0x80 || c == '\\' {
-				return false
-			}
-		}
-		return true // longer than every known name
-	}
-	for i, c := range key {
+// without escapes, and equal to none of names without regard to case
+// (the full decoder matches keys to fields that way: encoding/json and
+// goccy alike). Keys equal to one of names are handled before.
+func plainKey(key []byte, names []string) bool {
+	for _, c := range key {
 		if c >= 0x80 || c == '\\' {
 			return false
 		}
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		low[i] = c
 	}
-	return exact || !known[string(low[:len(key)])]
+	for _, n := range names {
+		if len(n) == len(key) && bytes.EqualFold(key, []byte(n)) {
+			return false
+		}
+	}
+	return true
 }
 
 // scanner is scanFacts' state for one line.
@@ -217,9 +246,10 @@ func (s *scanner) objectOrNull() {
 	s.l.Skip()
 }
 
-// key checks a key against its level's names and that it was not seen
-// before (seen is the bit of each name, by index in names).
-func (s *scanner) key(key []byte, known map[string]bool, names []string, seen *uint64) int {
+// key checks a key against its level's names (all the fields the full
+// decoder has there) and that it was not seen before (seen is the bit of
+// each name, by index in names).
+func (s *scanner) key(key []byte, names []string, seen *uint64) int {
 	for i, n := range names {
 		if string(key) == n {
 			if *seen&(1<<i) != 0 {
@@ -229,13 +259,15 @@ func (s *scanner) key(key []byte, known map[string]bool, names []string, seen *u
 			return i
 		}
 	}
-	if !plainKey(key, known, false) {
+	if !plainKey(key, names) {
 		s.fail()
 	}
 	return -1
 }
 
-// The names scanFacts reads at each level, in the order of the cases below.
+// The fields of the structs the full decoder reads into (claudeLine,
+// claudeMessage, claudeBlock), at each level, in the order of the cases
+// below.
 var (
 	lineNames = []string{"type", "subtype", "uuid", "parentUuid", "isSidechain", "isApiErrorMessage",
 		"isCompactSummary", "isMeta", "version", "timestamp", "message",
@@ -254,7 +286,7 @@ func scanFacts(raw []byte, f *facts) bool {
 		typ, subtype      string
 		haveType          bool
 		apiError, compact bool
-		msgAt             = -1 // where the message object starts
+		m                 *msgFacts // the message, read where it is
 		seen              uint64
 	)
 	ok := s.l.Object(func(key []byte) {
@@ -262,7 +294,7 @@ func scanFacts(raw []byte, f *facts) bool {
 			s.l.Skip()
 			return
 		}
-		switch s.key(key, lineKeys, lineNames, &seen) {
+		switch s.key(key, lineNames, &seen) {
 		case 0:
 			typ, haveType = s.str(), true
 		case 1:
@@ -288,8 +320,10 @@ func scanFacts(raw []byte, f *facts) bool {
 		case 9:
 			f.ts = session.ParseTime(s.str())
 		case 10:
-			msgAt = s.l.Pos()
-			s.l.Skip()
+			// read at once (whatever the type, which may come later): a
+			// message that is not as scanMessage wants it sends the line
+			// to the full decoder, even where the type will not need it
+			m = s.message()
 		case 11, 12, 13, 14, 15, 16, 17, 18, 19:
 			s.isStr()
 		case 20, 21: // raw values: anything goes
@@ -314,11 +348,7 @@ func scanFacts(raw []byte, f *facts) bool {
 	default:
 		return true
 	}
-	if msgAt < 0 {
-		return false
-	}
-	m := scanMessage(raw[msgAt:])
-	if !m.ok || m.deepest > maxSkipDepth {
+	if m == nil {
 		return false
 	}
 	if typ == "assistant" {
@@ -342,27 +372,24 @@ func scanFacts(raw []byte, f *facts) bool {
 	return true
 }
 
-// msgFacts is what scanMessage reads of a user or assistant message.
+// msgFacts is what message reads of a user or assistant message.
 type msgFacts struct {
-	ok                  bool
 	id, model           string
 	texts, thinks       int  // text and thinking blocks
 	textFull, thinkFull bool // the (one) text or thinking is not empty
 	calls, results      []string
-	deepest             int
 }
 
-// scanMessage reads the message object at the start of b.
-func scanMessage(b []byte) msgFacts {
-	m := msgFacts{ok: true}
-	s := scanner{l: usage.NewLexer(b), ok: true}
+// message reads a message object.
+func (s *scanner) message() *msgFacts {
+	m := &msgFacts{}
 	var seen uint64
 	ok := s.l.Object(func(key []byte) {
 		if !s.ok {
 			s.l.Skip()
 			return
 		}
-		switch s.key(key, messageKeys, messageNames, &seen) {
+		switch s.key(key, messageNames, &seen) {
 		case 0:
 			m.id = s.str()
 		case 1:
@@ -374,7 +401,7 @@ func scanMessage(b []byte) msgFacts {
 					m.texts, m.textFull = 1, true
 				}
 			case '[':
-				s.blocks(&m)
+				s.blocks(m)
 			default:
 				s.fail()
 				s.l.Skip()
@@ -387,8 +414,9 @@ func scanMessage(b []byte) msgFacts {
 			s.l.Skip()
 		}
 	})
-	m.ok = ok && s.ok && !s.l.Bad()
-	m.deepest = s.l.Deepest()
+	if !ok {
+		s.fail()
+	}
 	return m
 }
 
@@ -411,7 +439,7 @@ func (s *scanner) blocks(m *msgFacts) {
 				s.l.Skip()
 				return
 			}
-			switch s.key(key, blockKeys, blockNames, &seen) {
+			switch s.key(key, blockNames, &seen) {
 			case 0:
 				typ = s.str()
 			case 1:
@@ -462,7 +490,7 @@ func (s *scanner) usage() {
 		return
 	}
 	s.l.Object(func(key []byte) {
-		if !plainKey(key, nil, true) {
+		if !plainKey(key, nil) {
 			s.fail()
 		}
 		// its counts never fail to decode; cache_creation (in any case)
