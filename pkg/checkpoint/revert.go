@@ -343,13 +343,21 @@ func recordText(r *session.Record) string {
 	return b.String()
 }
 
+// copyBuffer is the size of WriteCut's reads and writes.
+const copyBuffer = 1 << 20
+
 // WriteCut copies src up to p.Cut into dst, then the whole lines after it
 // that the plan keeps (MeasureCut's Keep), each followed by "\n". Those
 // are read by place when src is an io.ReaderAt (rewrite's original of a
 // plain file), so the part cut off is not read again; otherwise src is
 // read on up to the last of them.
 func WriteCut(p *Plan, src io.Reader, dst io.Writer) error {
-	if _, err := io.CopyN(dst, src, p.Cut); err != nil {
+	// in large reads: the part kept is most of a big file
+	n, err := io.CopyBuffer(dst, io.LimitReader(src, p.Cut), make([]byte, copyBuffer))
+	if err == nil && n < p.Cut {
+		err = io.ErrUnexpectedEOF
+	}
+	if err != nil {
 		return fmt.Errorf("copying the kept part: %w", err)
 	}
 	at, random := src.(io.ReaderAt)
