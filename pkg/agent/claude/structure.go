@@ -166,14 +166,6 @@ func scanMeta(l *jsonl.Line) (*claudeMeta, bool) {
 // is 10000), and a line that deep is left to them.
 const maxSkipDepth = 512
 
-func foldSet(keys ...string) map[string]bool {
-	m := make(map[string]bool, len(keys))
-	for _, k := range keys {
-		m[k] = true
-	}
-	return m
-}
-
 // plainKey reports whether a key is one the scanner can judge: ASCII
 // without escapes, and equal to none of names without regard to case
 // (the full decoder matches keys to fields that way: encoding/json and
