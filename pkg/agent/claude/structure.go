@@ -313,7 +313,7 @@ func scanFacts(raw []byte, f *facts) bool {
 			f.ts = session.ParseTime(s.str())
 		case 10:
 			// read at once (whatever the type, which may come later): a
-			// message that is not as scanMessage wants it sends the line
+			// message that is not as (*scanner).message wants it sends the line
 			// to the full decoder, even where the type will not need it
 			m = s.message()
 		case 11, 12, 13, 14, 15, 16, 17, 18, 19:
