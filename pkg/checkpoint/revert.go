@@ -1,15 +1,15 @@
 package checkpoint
 
 import (
-	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
-	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/session"
 	"github.com/sessctl/sessctl/pkg/tokens"
 )
@@ -76,11 +76,11 @@ type Plan struct {
 	RemovedTokens  int64 `json:"removed_tokens_estimate"`
 	// KeptAfterCut counts metadata records kept from after the cut (Claude).
 	KeptAfterCut int `json:"kept_after_cut,omitempty"`
-	// KeepAt are the offsets of single lines after the cut that the home
-	// chose to keep when it planned the revert (Claude: the newest
-	// cost-state), for its WriteRevert.
-	KeepAt        []int64 `json:"-"`
-	keptAfterSize int64   // their bytes
+	// kept are the lines after the cut that stay (Keep), in file order,
+	// found when the revert was planned: WriteCut copies them by place
+	// without reading the rest of what it cuts.
+	kept          []span
+	keptAfterSize int64 // their bytes, each with a newline
 	// RollbackTurns is num_turns of the appended thread_rolled_back.
 	RollbackTurns int `json:"rollback_turns,omitempty"`
 	// Copied holds the details of a revert that copies the kept records
@@ -214,30 +214,84 @@ func (p *Plan) NewSize(old int64) int64 {
 	return p.Cut + p.keptAfterSize
 }
 
-// KeepAfterCut says which records after a cut stay in the file anyway
-// (session metadata that belongs to no turn); nil keeps none.
-type KeepAfterCut func(r *session.Record) bool
+// Keep says which records after a cut stay in the file anyway (session
+// metadata that belongs to no turn). A nil *Keep keeps none.
+type Keep struct {
+	// Each keeps every record it says.
+	Each func(r *session.Record) bool
+	// Newest keeps the newest of the records it says, only (Claude's
+	// cost-state, the session's spend ledger: the last one wins).
+	Newest func(r *session.Record) bool
+}
+
+// span is a line of the file: where it starts and its bytes without the
+// terminator.
+type span struct{ off, n int64 }
+
+// removal is what one record adds to what a revert removes.
+type removal struct {
+	bytes, tokens int64
+}
+
+func removalOf(r *session.Record) removal {
+	return removal{r.Line.End() - r.Line.Offset, int64(tokens.CodexApprox(recordText(r)))}
+}
+
+func (p *Plan) remove(m removal) {
+	p.RemovedRecords++
+	p.RemovedBytes += m.bytes
+	p.RemovedTokens += m.tokens
+}
 
 // MeasureCut sets the cut of p at the start of turn t and counts what
-// leaves the file from there on; keep says which records stay.
-func MeasureCut(ctx context.Context, path string, p *Plan, t *session.Turn, keep KeepAfterCut) error {
+// leaves the file from there on; keep says which records stay. It reads
+// the file from the cut on only, and decodes only that: the part before
+// the cut was read once already, when the cut was found (t.CutLine says
+// which line starts there; without it, the lines before the cut are
+// counted through).
+func MeasureCut(ctx context.Context, path string, p *Plan, t *session.Turn, keep *Keep) error {
 	p.Mechanism = Truncate
 	p.Point = PointOf(t)
 	p.Cut = t.Cut
-	return measure(ctx, path, p, func(r *session.Record) bool {
-		if keep != nil && keep(r) {
-			p.KeptAfterCut++
-			p.keptAfterSize += int64(len(r.Line.Raw)) + 1
+	var (
+		newest     *span // the newest record keep.Newest says, so far
+		newestCost removal
+	)
+	err := measure(ctx, path, p, t.CutLine, func(r *session.Record) bool {
+		if keep == nil {
+			return true
+		}
+		if keep.Each != nil && keep.Each(r) {
+			p.kept = append(p.kept, span{r.Line.Offset, int64(len(r.Line.Raw))})
+			return false
+		}
+		if keep.Newest != nil && keep.Newest(r) {
+			if newest != nil {
+				p.remove(newestCost) // an older one: it goes
+			}
+			newest, newestCost = &span{r.Line.Offset, int64(len(r.Line.Raw))}, removalOf(r)
 			return false
 		}
 		return true
 	})
+	if err != nil {
+		return err
+	}
+	if newest != nil {
+		i, _ := slices.BinarySearchFunc(p.kept, newest.off, func(s span, off int64) int { return cmp.Compare(s.off, off) })
+		p.kept = slices.Insert(p.kept, i, *newest)
+	}
+	p.KeptAfterCut = len(p.kept)
+	for _, k := range p.kept {
+		p.keptAfterSize += k.n + 1
+	}
+	return nil
 }
 
 // MeasureRemoved counts every record from p.Cut on: what a rewrite of the
 // file that ends there leaves out.
 func MeasureRemoved(ctx context.Context, path string, p *Plan) error {
-	return measure(ctx, path, p, func(*session.Record) bool { return true })
+	return measure(ctx, path, p, 0, func(*session.Record) bool { return true })
 }
 
 // MeasureHidden counts the model-visible records from offset from on,
@@ -245,16 +299,17 @@ func MeasureRemoved(ctx context.Context, path string, p *Plan) error {
 func MeasureHidden(ctx context.Context, path string, p *Plan, from int64) error {
 	saved := p.Cut
 	p.Cut = from
-	err := measure(ctx, path, p, func(r *session.Record) bool { return r.Kind == session.KindMessage })
+	err := measure(ctx, path, p, 0, func(r *session.Record) bool { return r.Kind == session.KindMessage })
 	p.Cut = saved
 	return err
 }
 
 // measure counts the records from p.Cut on that removed says leave. It
 // decodes only those: the part before the cut was decoded once already,
-// when the cut was found.
-func measure(ctx context.Context, path string, p *Plan, removed func(*session.Record) bool) error {
-	return session.ReadFileFrom(ctx, path, session.HomeOf(p.Agent), p.Cut, func(r *session.Record) error {
+// when the cut was found. line is the number of the line that starts at
+// the cut, 0 when not known.
+func measure(ctx context.Context, path string, p *Plan, line int, removed func(*session.Record) bool) error {
+	return session.ReadFileAt(ctx, path, session.HomeOf(p.Agent), p.Cut, line, func(r *session.Record) error {
 		if r.Line.Offset < p.Cut {
 			return nil
 		}
@@ -264,9 +319,7 @@ func measure(ctx context.Context, path string, p *Plan, removed func(*session.Re
 		if r.Kind == session.KindBlank || !removed(r) {
 			return nil
 		}
-		p.RemovedRecords++
-		p.RemovedBytes += r.Line.End() - r.Line.Offset
-		p.RemovedTokens += int64(tokens.CodexApprox(recordText(r)))
+		p.remove(removalOf(r))
 		return nil
 	})
 }
@@ -290,40 +343,44 @@ func recordText(r *session.Record) string {
 	return b.String()
 }
 
+// copyBuffer is the size of WriteCut's reads and writes.
+const copyBuffer = 1 << 20
+
 // WriteCut copies src up to p.Cut into dst, then the whole lines after it
-// that keep says stay (each followed by "\n").
-func WriteCut(p *Plan, src io.Reader, dst io.Writer, keep KeepAfterCut) error {
-	br := bufio.NewReaderSize(src, 64<<10)
-	if _, err := io.CopyN(dst, br, p.Cut); err != nil {
+// that the plan keeps (MeasureCut's Keep), each followed by "\n". Those
+// are read by place when src is an io.ReaderAt (rewrite's original of a
+// plain file), so the part cut off is not read again; otherwise src is
+// read on up to the last of them.
+func WriteCut(p *Plan, src io.Reader, dst io.Writer) error {
+	// in large reads: the part kept is most of a big file
+	n, err := io.CopyBuffer(dst, io.LimitReader(src, p.Cut), make([]byte, copyBuffer))
+	if err == nil && n < p.Cut {
+		err = io.ErrUnexpectedEOF
+	}
+	if err != nil {
 		return fmt.Errorf("copying the kept part: %w", err)
 	}
-	if keep == nil {
-		return nil
-	}
-	h := session.HomeOf(p.Agent)
-	rd := jsonl.NewReader(br)
-	// offsets as in the whole file, so that keep can name a line by its
-	// offset (the line numbers are not known here)
-	rd.StartAt(p.Cut, max(p.CutLine-1, 0))
-	for {
-		l, err := rd.Next()
-		if err == io.EOF {
-			return nil
+	at, random := src.(io.ReaderAt)
+	pos := p.Cut // where src is
+	for _, k := range p.kept {
+		line := make([]byte, k.n, k.n+1)
+		var err error
+		if random {
+			_, err = at.ReadAt(line, k.off)
+		} else {
+			if _, err = io.CopyN(io.Discard, src, k.off-pos); err == nil {
+				_, err = io.ReadFull(src, line)
+			}
+			pos = k.off + k.n
 		}
 		if err != nil {
-			return err
+			return fmt.Errorf("copying a line kept after the cut: %w", err)
 		}
-		rec := session.Decode(h, l)
-		if !keep(&rec) {
-			continue
-		}
-		if _, err := dst.Write(l.Raw); err != nil {
-			return err
-		}
-		if _, err := dst.Write([]byte{'\n'}); err != nil {
+		if _, err := dst.Write(append(line, '\n')); err != nil {
 			return err
 		}
 	}
+	return nil
 }
 
 // WriteAppend copies src whole into dst and appends line and a newline; a

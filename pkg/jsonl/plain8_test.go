@@ -2,13 +2,15 @@ package jsonl
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"math/rand/v2"
 	"testing"
 )
 
 // TestPlain8 holds the eight-bytes-at-a-time test of validator.str to the
 // byte-by-byte rule: every byte value at every position, among random
-// plain and special neighbours.
+// plain and special neighbours; and special8's lowest mark is the first
+// special byte (where validator.str goes on byte by byte).
 func TestPlain8(t *testing.T) {
 	special := func(c byte) bool { return c == '"' || c == '\\' || c < 0x20 }
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -20,14 +22,21 @@ func TestPlain8(t *testing.T) {
 					b[i] = byte(rng.IntN(256))
 				}
 				b[pos] = byte(v)
-				want := true
-				for _, c := range b {
+				want, first := true, -1
+				for i, c := range b {
 					if special(c) {
 						want = false
+						if first < 0 {
+							first = i
+						}
 					}
 				}
-				if got := plain8(binary.LittleEndian.Uint64(b[:])); got != want {
+				w := binary.LittleEndian.Uint64(b[:])
+				if got := plain8(w); got != want {
 					t.Fatalf("plain8(%q) = %v, want %v", b[:], got, want)
+				}
+				if m := special8(w); first >= 0 && bits.TrailingZeros64(m)>>3 != first {
+					t.Fatalf("special8(%q) = %#x: its lowest mark is not byte %d, the first special one", b[:], m, first)
 				}
 			}
 		}

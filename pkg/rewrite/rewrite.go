@@ -265,7 +265,8 @@ func (t *Txn) refuse(format string, a ...any) error {
 }
 
 // Replace streams the new content through write (which gets the original as
-// read at Begin, and the destination), rotates the original and puts the new
+// read at Begin, and the destination; the original of a plain file is an
+// io.ReaderAt too), rotates the original and puts the new
 // file in its place. On any error, or when ctx is cancelled, the original is
 // left in place untouched and nothing else remains: no temp file, no
 // rotation.
@@ -302,7 +303,12 @@ func (t *Txn) Replace(ctx context.Context, write func(orig io.Reader, dst io.Wri
 		in = &damageReader{r: zr}
 		dst.NoClobber()
 	}
-	orig := &ctxReader{ctx: ctx, r: in}
+	var orig io.Reader = &ctxReader{ctx: ctx, r: in}
+	if !t.compressed() {
+		// a plain original can be read by place too: a writer that keeps
+		// a few lines after the part it copies reads just those
+		orig = &ctxFile{ctxReader{ctx: ctx, r: in}, io.NewSectionReader(src, 0, t.id.Size)}
+	}
 	if err := write(orig, dst); err != nil {
 		dst.Abort()
 		if ctx.Err() != nil {
@@ -478,6 +484,20 @@ func (c *ctxReader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return c.r.Read(p)
+}
+
+// ctxFile is a ctxReader over a plain original that is also an
+// io.ReaderAt over the bytes that were checked.
+type ctxFile struct {
+	ctxReader
+	at *io.SectionReader
+}
+
+func (c *ctxFile) ReadAt(p []byte, off int64) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.at.ReadAt(p, off)
 }
 
 // Discard deletes the rotation that Replace made (res.Rotation), for a

@@ -14,5 +14,5 @@ func UseReference(on bool) { reference = on }
 
 // ReadSerial is the one-core read, to hold the parallel one to.
 func ReadSerial(rd io.Reader, f Format, fn func(*Record) error) error {
-	return readSerial(context.Background(), jsonl.NewReader(rd), f, nil, fn)
+	return readSerial(context.Background(), jsonl.NewReader(rd), f, fn)
 }

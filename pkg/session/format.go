@@ -71,7 +71,7 @@ func ReadFileContext(ctx context.Context, path string, f Format, fn func(*Record
 
 // ReadFileWanted is ReadFileContext that decodes only the lines want
 // accepts; the others reach fn as records marked Undecoded, holding only
-// their line (its Raw not validated). want is called on every core at
+// their line. want is called on every core at
 // once, with lines in no particular order.
 func ReadFileWanted(ctx context.Context, path string, f Format, want func(*jsonl.Line) bool, fn func(*Record) error) error {
 	fh, err := jsonl.Open(path)
@@ -79,7 +79,13 @@ func ReadFileWanted(ctx context.Context, path string, f Format, want func(*jsonl
 		return err
 	}
 	defer fh.Close()
-	return readWanted(ctx, jsonl.NewReader(fh), f, want, fn)
+	return scanLines(ctx, jsonl.NewReader(fh), func(l *jsonl.Line, r *Record) {
+		if want != nil && !want(l) {
+			*r = Record{Agent: f.Agent(), Line: *l, ContextTokens: -1, Undecoded: true}
+			return
+		}
+		*r = Decode(f, l)
+	}, func(_ *jsonl.Line, r *Record) error { return fn(r) })
 }
 
 // ReadFileFrom is ReadFileContext for the lines that start at or after byte
@@ -95,6 +101,35 @@ func ReadFileFrom(ctx context.Context, path string, f Format, from int64, fn fun
 	if err != nil {
 		return err
 	}
+	return readLines(ctx, rd, f, fn)
+}
+
+// ReadFileAt is ReadFileFrom for a caller that knows the number of the line
+// that starts at byte offset from (line, from 1): the file is read from
+// there on, and the part before it is not read at all. A file that cannot
+// seek (a compressed one) is counted through as ReadFileFrom does.
+func ReadFileAt(ctx context.Context, path string, f Format, from int64, line int, fn func(*Record) error) error {
+	if from <= 0 || line < 1 {
+		return ReadFileFrom(ctx, path, f, from, fn)
+	}
+	fh, err := jsonl.Open(path)
+	if err != nil {
+		return err
+	}
+	defer fh.Close()
+	s, ok := fh.(io.Seeker)
+	if !ok {
+		rd, err := jsonl.SkipTo(fh, from)
+		if err != nil {
+			return err
+		}
+		return readLines(ctx, rd, f, fn)
+	}
+	if _, err := s.Seek(from, io.SeekStart); err != nil {
+		return err
+	}
+	rd := jsonl.NewReader(fh)
+	rd.StartAt(from, line-1)
 	return readLines(ctx, rd, f, fn)
 }
 

@@ -118,6 +118,10 @@ type Turn struct {
 	// or before Offset: records the client writes just before a prompt
 	// belong to its turn).
 	Cut int64
+	// CutLine is the number of the line that starts at Cut, when the home
+	// knows it (0 otherwise): a revert then reads the file from the cut on
+	// without counting the lines before it again.
+	CutLine int
 	// UUID is the prompt's uuid (Claude Code, clawdcode).
 	UUID      string
 	Timestamp time.Time

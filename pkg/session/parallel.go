@@ -29,10 +29,10 @@ const (
 	hugeLine = 1 << 20
 )
 
-type batch struct {
+type batch[T any] struct {
 	buf   []byte
 	lines []jsonl.Line
-	recs  []Record
+	recs  []T
 	held  int64 // weight taken from the budget
 	done  chan struct{}
 	// consumed, for a batch of one huge line that points into the
@@ -44,29 +44,47 @@ type batch struct {
 // on every core. It looks at ctx every checkEvery lines; jsonl.ErrStop from
 // fn ends the read with a nil error.
 func readLines(ctx context.Context, rd *jsonl.Reader, f Format, fn func(*Record) error) error {
-	return readWanted(ctx, rd, f, nil, fn)
+	return scanLines(ctx, rd, func(l *jsonl.Line, r *Record) { *r = Decode(f, l) },
+		func(_ *jsonl.Line, r *Record) error { return fn(r) })
 }
 
-// readWanted is readLines that decodes only the lines want accepts (every
-// line when want is nil); the others reach fn undecoded (decodeLine).
-func readWanted(ctx context.Context, rd *jsonl.Reader, f Format, want func(*jsonl.Line) bool, fn func(*Record) error) error {
+// ScanFile streams the lines of the file at path through fn in file order,
+// each with what decode made of it. decode runs on every core, on lines
+// with the Status and RawControl a validating Reader gives them, and must
+// keep no state of its own; fn's line and value are only valid during the
+// call. It is what ReadFileContext does with Decode, for a caller that
+// needs less of each line than a Record (a home's structure-only pass).
+// jsonl.ErrStop from fn ends the read early with a nil error.
+func ScanFile[T any](ctx context.Context, path string, decode func(*jsonl.Line, *T), fn func(*jsonl.Line, *T) error) error {
+	fh, err := jsonl.Open(path)
+	if err != nil {
+		return err
+	}
+	defer fh.Close()
+	return scanLines(ctx, jsonl.NewReader(fh), decode, fn)
+}
+
+// scanLines is readLines with any decoding.
+func scanLines[T any](ctx context.Context, rd *jsonl.Reader, decode func(*jsonl.Line, *T), fn func(*jsonl.Line, *T) error) error {
 	workers := runtime.GOMAXPROCS(0)
 	if workers < 2 {
-		return readSerial(ctx, rd, f, want, fn)
+		return scanSerial(ctx, rd, decode, fn)
 	}
 	rd.SkipValidation = true
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	budget := semaphore.NewWeighted(heldBytes)
-	work := make(chan *batch, workers)
-	order := make(chan *batch, 4*workers)
-	free := make(chan *batch, 4*workers+2)
+	work := make(chan *batch[T], workers)
+	order := make(chan *batch[T], 4*workers)
+	free := make(chan *batch[T], 4*workers+2)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
 			for b := range work {
 				for i := range b.lines {
-					b.recs[i] = decodeLine(f, &b.lines[i], want, true)
+					l := &b.lines[i]
+					l.Revalidate()
+					decode(l, &b.recs[i])
 				}
 				close(b.done)
 			}
@@ -97,7 +115,7 @@ func readWanted(ctx context.Context, rd *jsonl.Reader, f Format, want func(*json
 
 // produce reads rd into batches and hands each to the workers (work) and,
 // in file order, to the consumer (order).
-func produce(ctx context.Context, rd *jsonl.Reader, budget *semaphore.Weighted, work, order chan<- *batch, free chan *batch) error {
+func produce[T any](ctx context.Context, rd *jsonl.Reader, budget *semaphore.Weighted, work, order chan<- *batch[T], free chan *batch[T]) error {
 	b := newBatch(free)
 	send := func() error {
 		if len(b.lines) == 0 {
@@ -114,7 +132,7 @@ func produce(ctx context.Context, rd *jsonl.Reader, budget *semaphore.Weighted, 
 				off += n
 			}
 		}
-		b.recs = append(b.recs[:0], make([]Record, len(b.lines))...)
+		b.recs = append(b.recs[:0], make([]T, len(b.lines))...)
 		b.held = min(int64(len(b.buf)), heldBytes)
 		if err := budget.Acquire(ctx, b.held); err != nil {
 			return err
@@ -182,29 +200,29 @@ func produce(ctx context.Context, rd *jsonl.Reader, budget *semaphore.Weighted, 
 	}
 }
 
-func newBatch(free chan *batch) *batch {
+func newBatch[T any](free chan *batch[T]) *batch[T] {
 	select {
 	case b := <-free:
 		b.buf, b.lines = b.buf[:0], b.lines[:0]
 		return b
 	default:
-		return &batch{}
+		return &batch[T]{}
 	}
 }
 
 // consume hands the records to fn in order.
-func consume(ctx context.Context, order <-chan *batch, budget *semaphore.Weighted, free chan *batch, fn func(*Record) error) error {
+func consume[T any](ctx context.Context, order <-chan *batch[T], budget *semaphore.Weighted, free chan *batch[T], fn func(*jsonl.Line, *T) error) error {
 	for b := range order {
 		<-b.done
 		for i := range b.recs {
-			r := &b.recs[i]
-			if r.Line.Num%checkEvery == 0 {
+			l := &b.lines[i]
+			if l.Num%checkEvery == 0 {
 				if err := ctx.Err(); err != nil {
 					budget.Release(b.held)
 					return err
 				}
 			}
-			if err := fn(r); err != nil {
+			if err := fn(l, &b.recs[i]); err != nil {
 				budget.Release(b.held)
 				return err
 			}
@@ -214,7 +232,7 @@ func consume(ctx context.Context, order <-chan *batch, budget *semaphore.Weighte
 			close(b.consumed)
 			b.consumed = nil
 		}
-		clear(b.recs) // drop the strings the records hold
+		clear(b.recs) // drop the strings the values hold
 		if cap(b.buf) > 4*batchBytes {
 			b.buf = nil // a huge line's buffer is not kept for the next batch
 		}
@@ -227,7 +245,13 @@ func consume(ctx context.Context, order <-chan *batch, budget *semaphore.Weighte
 }
 
 // readSerial is readLines on one core.
-func readSerial(ctx context.Context, rd *jsonl.Reader, f Format, want func(*jsonl.Line) bool, fn func(*Record) error) error {
+func readSerial(ctx context.Context, rd *jsonl.Reader, f Format, fn func(*Record) error) error {
+	return scanSerial(ctx, rd, func(l *jsonl.Line, r *Record) { *r = Decode(f, l) },
+		func(_ *jsonl.Line, r *Record) error { return fn(r) })
+}
+
+// scanSerial is scanLines on one core.
+func scanSerial[T any](ctx context.Context, rd *jsonl.Reader, decode func(*jsonl.Line, *T), fn func(*jsonl.Line, *T) error) error {
 	for {
 		l, err := rd.Next()
 		if err == io.EOF {
@@ -241,26 +265,13 @@ func readSerial(ctx context.Context, rd *jsonl.Reader, f Format, want func(*json
 				return err
 			}
 		}
-		r := decodeLine(f, l, want, false)
-		if err := fn(&r); err != nil {
+		var v T
+		decode(l, &v)
+		if err := fn(l, &v); err != nil {
 			if err == jsonl.ErrStop {
 				return nil
 			}
 			return err
 		}
 	}
-}
-
-// decodeLine decodes l, unless want rejects it: then the record holds only
-// the line (its Raw unvalidated) and is marked Undecoded. revalidate says
-// that the reader skipped validation (the parallel read validates on the
-// workers).
-func decodeLine(f Format, l *jsonl.Line, want func(*jsonl.Line) bool, revalidate bool) Record {
-	if want != nil && !want(l) {
-		return Record{Agent: f.Agent(), Line: *l, ContextTokens: -1, Undecoded: true}
-	}
-	if revalidate {
-		l.Revalidate()
-	}
-	return Decode(f, l)
 }

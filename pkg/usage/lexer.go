@@ -26,6 +26,8 @@ type Lexer struct {
 	braceKey            []byte
 	nullKey             func(key []byte) bool
 	braceSeen, nullSeen bool
+	// deepest is the deepest nesting met inside the containers skipped
+	deepest int
 }
 
 // NewLexer returns a Lexer at the start of line.
@@ -248,6 +250,9 @@ func (l *Lexer) skipContainer() {
 			continue
 		case '{', '[':
 			depth++
+			if depth > l.deepest {
+				l.deepest = depth
+			}
 		case '}', ']':
 			depth--
 			if depth == 0 {
@@ -299,6 +304,49 @@ func (l *Lexer) Object(fn func(key []byte)) bool {
 	}
 	return false
 }
+
+// Array calls fn for every element of an array; fn must consume the
+// element (by reading it or calling Skip). It returns false if the value
+// is not an array or is malformed.
+func (l *Lexer) Array(fn func()) bool {
+	if l.Peek() != '[' {
+		return false
+	}
+	l.i++
+	if l.Peek() == ']' {
+		l.i++
+		return true
+	}
+	for !l.bad {
+		at := l.i
+		fn()
+		if l.i == at && !l.bad { // fn did not consume the element
+			l.Skip()
+		}
+		switch l.Peek() {
+		case ',':
+			l.i++
+		case ']':
+			l.i++
+			return true
+		default:
+			l.fail()
+		}
+	}
+	return false
+}
+
+// Pos is the offset in the line of the next value to read (after white
+// space).
+func (l *Lexer) Pos() int {
+	l.Peek()
+	return l.i
+}
+
+// Deepest is the deepest nesting met inside the objects and arrays the
+// lexer skipped, counted from the skipped value (1: an object or array
+// with no other inside).
+func (l *Lexer) Deepest() int { return l.deepest }
 
 // Literal reads null, true or false; ok is false for anything else.
 func (l *Lexer) Literal() (s string, ok bool) {

@@ -105,6 +105,7 @@ type prompt struct {
 	key       uint64 // text and timestamp: sessctl's tail copies repeat both
 	node      int32
 	cut       int64
+	cutLine   int // the number of the line that starts at cut
 	uuid      string
 	timestamp time.Time
 	preview   string
@@ -173,6 +174,8 @@ type indexBuilder struct {
 	// pending follows the assistant's tool_use lines: those belong to the
 	// new turn, so a cut before the turn goes before them.
 	runStart, toolStart int64
+	// the numbers of the lines that start there
+	runLine, toolLine int
 }
 
 func newIndexBuilder() *indexBuilder {
@@ -180,71 +183,66 @@ func newIndexBuilder() *indexBuilder {
 		runStart: -1, toolStart: -1}
 }
 
+// buildIndex reads a file once for its structure (scanFacts: the fields
+// the index needs, on every core), decoding in full only the lines the
+// structure scanner leaves to the full decoder.
 func buildIndex(ctx context.Context, path string) (*index, error) {
 	b := newIndexBuilder()
-	err := session.ReadFileContext(ctx, path, Home{}, func(r *session.Record) error {
-		b.add(r)
+	err := session.ScanFile(ctx, path, decodeFacts, func(l *jsonl.Line, f *facts) error {
+		b.add(l, f)
 		return nil
 	})
 	return b.ix, err
 }
 
-func (b *indexBuilder) add(r *session.Record) {
-	b.ix.size = r.Line.End()
-	if r.Kind == session.KindCorrupt || r.Kind == session.KindBlank {
+func (b *indexBuilder) add(l *jsonl.Line, r *facts) {
+	b.ix.size = l.End()
+	if r.skip {
 		return
 	}
-	if r.Version != "" {
-		b.ix.version = r.Version
+	if r.version != "" {
+		b.ix.version = r.version
 	}
-	off := r.Line.Offset
-	if r.UserPrompt && r.UUID != "" {
-		// the copy of a prompt that sessctl's compaction writes into the
-		// kept tail keeps the prompt's promptId (2.1.x writes one on
-		// every prompt) or, in files without one, its words and time
-		key := session.PromptKey(r)
-		var m claudeMeta
-		if decodeObject(r, &m) == nil && m.PromptID != "" {
-			key = "promptId\x00" + m.PromptID
-		}
-		cut := off
+	off := l.Offset
+	if r.userPrompt && r.uuid != "" {
+		cut, cutLine := off, l.Num
 		if b.runStart >= 0 {
-			cut = b.runStart
+			cut, cutLine = b.runStart, b.runLine
 		}
 		if b.toolStart >= 0 && b.toolStart < cut {
-			cut = b.toolStart
+			cut, cutLine = b.toolStart, b.toolLine
 		}
 		b.ix.prompts = append(b.ix.prompts, prompt{
-			key: b.ix.hash(key), node: int32(len(b.ix.nodes)),
-			cut: cut, uuid: r.UUID, timestamp: r.Timestamp, preview: session.Preview(r.Prompt, session.PreviewLen)})
+			key: b.ix.hash(r.promptKey), node: int32(len(b.ix.nodes)),
+			cut: cut, cutLine: cutLine, uuid: r.uuid, timestamp: r.ts, preview: r.preview})
 	}
 	switch {
-	case r.Type == "queue-operation" || r.Type == "file-history-snapshot" || continuePair(r):
+	case r.typ == "queue-operation" || r.typ == "file-history-snapshot" || r.continuePair:
 		if b.runStart < 0 {
-			b.runStart = off
+			b.runStart, b.runLine = off, l.Num
 		}
 	default:
 		b.runStart = -1
 	}
-	if r.UUID != "" && !r.Sidechain {
-		if r.Role == session.RoleAssistant && len(r.ToolCalls) > 0 && r.Text == "" && r.Thinking == "" {
+	if r.uuid != "" && !r.sidechain {
+		if r.callsOnly {
 			if b.toolStart < 0 {
-				b.toolStart = off
+				b.toolStart, b.toolLine = off, l.Num
 			}
 		} else {
 			b.toolStart = -1
 		}
 	}
 	switch {
-	case r.Type == "progress" && r.UUID != "":
-		p := b.ix.hash(r.ParentUUID)
+	case r.typ == "progress" && r.uuid != "":
+		p := b.ix.hash(r.parent)
 		if q, ok := b.ix.progress[p]; ok {
 			p = q
 		}
-		b.ix.progress[b.ix.hash(r.UUID)] = p
-	case r.Type == "last-prompt":
-		var m claudeMeta
-		if decodeObject(r, &m) != nil {
+		b.ix.progress[b.ix.hash(r.uuid)] = p
+	case r.typ == "last-prompt":
+		m := r.meta
+		if m == nil {
 			return
 		}
 		switch {
@@ -256,8 +254,8 @@ func (b *indexBuilder) add(r *session.Record) {
 			// (absent and null decode alike; the client checks for null)
 			b.ix.cleared, b.ix.lastLeaf, b.ix.explicit = true, 0, false
 		}
-	case entryType(r.Type) && r.UUID != "":
-		b.ix.add(r)
+	case entryType(r.typ) && r.uuid != "":
+		b.ix.add(l, r)
 	}
 }
 
@@ -267,7 +265,11 @@ func (Home) NewTurnTracker() session.TurnTracker { return turnTracker{newIndexBu
 
 type turnTracker struct{ b *indexBuilder }
 
-func (t turnTracker) Add(r *session.Record) { t.b.add(r) }
+func (t turnTracker) Add(r *session.Record) {
+	var f facts
+	factsOf(r, &f)
+	t.b.add(&r.Line, &f)
+}
 
 func (t turnTracker) Turns() []session.Turn {
 	ix := t.b.ix
@@ -293,34 +295,33 @@ func continuePair(r *session.Record) bool {
 	return false
 }
 
-func (ix *index) add(r *session.Record) {
-	n := node{line: r.Line.Num, off: r.Line.Offset, self: ix.hash(r.UUID), parent: ix.hash(r.ParentUUID),
-		ts: noTime, sidechain: r.Sidechain, prompt: -1}
+func (ix *index) add(l *jsonl.Line, r *facts) {
+	n := node{line: l.Num, off: l.Offset, self: ix.hash(r.uuid), parent: ix.hash(r.parent),
+		ts: noTime, sidechain: r.sidechain, prompt: -1}
 	if q, ok := ix.progress[n.parent]; ok && n.parent != 0 {
 		n.parent = q
 	}
-	if !r.Timestamp.IsZero() {
-		n.ts = r.Timestamp.UnixMilli()
+	if !r.ts.IsZero() {
+		n.ts = r.ts.UnixMilli()
 	}
-	n.userAsst = r.Type == "user" || r.Type == "assistant"
-	n.assistant = r.Type == "assistant"
+	n.userAsst = r.typ == "user" || r.typ == "assistant"
+	n.assistant = r.typ == "assistant"
 	n.message = n.userAsst
-	for _, c := range r.ToolCalls {
-		n.calls = append(n.calls, ix.hash(c.ID))
+	for _, c := range r.calls {
+		n.calls = append(n.calls, ix.hash(c))
 	}
-	for _, t := range r.ToolResults {
-		n.results = append(n.results, ix.hash(t.CallID))
+	for _, t := range r.results {
+		n.results = append(n.results, ix.hash(t))
 	}
-	n.thinking = r.Type == "assistant" && r.Text == "" && len(r.ToolCalls) == 0 && r.Thinking != ""
-	n.result = r.Type == "user" && len(r.ToolResults) > 0
-	n.summary = r.Kind == session.KindCompaction && r.Role == session.RoleUser
-	n.boundary = r.Type == "system/compact_boundary"
-	if r.Type == "assistant" {
-		n.msgID = ix.hash(r.MessageID)
+	n.thinking = r.thinkingOnly
+	n.result = r.result
+	n.summary = r.summary
+	n.boundary = r.typ == "system/compact_boundary"
+	if r.typ == "assistant" {
+		n.msgID = ix.hash(r.msgID)
 	}
 	if n.boundary {
-		var m claudeMeta
-		if decodeObject(r, &m) == nil && m.CompactMetadata != nil {
+		if m := r.meta; m != nil && m.CompactMetadata != nil {
 			p := &preserved{}
 			if pm := m.CompactMetadata.PreservedMessages; pm != nil {
 				p.listed, p.haveAny, p.anchor = true, true, ix.hash(pm.Anchor)
@@ -340,7 +341,7 @@ func (ix *index) add(r *session.Record) {
 			}
 		}
 	}
-	if r.UserPrompt && len(ix.prompts) > 0 && ix.prompts[len(ix.prompts)-1].node == int32(len(ix.nodes)) {
+	if r.userPrompt && len(ix.prompts) > 0 && ix.prompts[len(ix.prompts)-1].node == int32(len(ix.nodes)) {
 		n.prompt = int32(len(ix.prompts) - 1)
 	}
 	if _, seen := ix.pos[n.self]; !seen {
@@ -998,7 +999,7 @@ func (ix *index) turns(c *chain) *turnList {
 		}
 		k := len(tl.turns)
 		byKey[p.key] = k
-		tl.turns = append(tl.turns, session.Turn{N: k, Line: n.line, Offset: n.off, Cut: p.cut, UUID: p.uuid,
+		tl.turns = append(tl.turns, session.Turn{N: k, Line: n.line, Offset: n.off, Cut: p.cut, CutLine: p.cutLine, UUID: p.uuid,
 			Timestamp: p.timestamp, Prompt: p.preview, State: st, CompactedAfter: lastCompaction > n.off})
 		tl.at.Add(p.cut, k)
 	}
@@ -1006,10 +1007,10 @@ func (ix *index) turns(c *chain) *turnList {
 	return tl
 }
 
-// decodeObject decodes a record's line into v.
-func decodeObject(r *session.Record, v any) error {
-	raw := r.Line.Raw
-	if r.Line.RawControl {
+// unmarshalLine decodes a line into v.
+func unmarshalLine(l *jsonl.Line, v any) error {
+	raw := l.Raw
+	if l.RawControl {
 		raw = jsonl.Strict(raw)
 	}
 	return json.Unmarshal(raw, v)

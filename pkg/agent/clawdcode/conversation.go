@@ -43,7 +43,7 @@ func scanFile(ctx context.Context, path string) (*fileScan, error) {
 			return nil
 		}
 		byKey[k] = len(sc.turns)
-		sc.turns = append(sc.turns, session.Turn{N: len(sc.turns), Line: r.Line.Num, Offset: r.Line.Offset, Cut: r.Line.Offset,
+		sc.turns = append(sc.turns, session.Turn{N: len(sc.turns), Line: r.Line.Num, Offset: r.Line.Offset, Cut: r.Line.Offset, CutLine: r.Line.Num,
 			UUID: r.UUID, Timestamp: r.Timestamp, Prompt: session.Preview(r.Prompt, session.PreviewLen)})
 		sc.at.Add(r.Line.Offset, len(sc.turns)-1)
 		return nil
@@ -103,5 +103,5 @@ func (Home) PlanRevert(ctx context.Context, path string, p *checkpoint.Plan, lis
 
 // WriteRevert implements checkpoint.Reverter.
 func (Home) WriteRevert(p *checkpoint.Plan, src io.Reader, dst io.Writer, _ time.Time) error {
-	return checkpoint.WriteCut(p, src, dst, nil)
+	return checkpoint.WriteCut(p, src, dst)
 }

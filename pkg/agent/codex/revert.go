@@ -64,7 +64,7 @@ func (Home) PlanRevert(ctx context.Context, path string, p *checkpoint.Plan, lis
 // WriteRevert implements checkpoint.Reverter.
 func (Home) WriteRevert(p *checkpoint.Plan, src io.Reader, dst io.Writer, now time.Time) error {
 	if p.Mechanism != checkpoint.Rollback {
-		return checkpoint.WriteCut(p, src, dst, nil)
+		return checkpoint.WriteCut(p, src, dst)
 	}
 	next := int64(-1)
 	if p.Ordinal >= 0 {

@@ -183,7 +183,7 @@ func (f *fold) record(r *session.Record, raw []byte) error {
 		m := &l.Message
 		if m.isPrompt() {
 			f.turns = append(f.turns, session.Turn{N: len(f.turns), Line: r.Line.Num, Offset: r.Line.Offset,
-				Cut: r.Line.Offset, Timestamp: r.Timestamp, Prompt: session.Preview(r.Prompt, session.PreviewLen)})
+				Cut: r.Line.Offset, CutLine: r.Line.Num, Timestamp: r.Timestamp, Prompt: session.Preview(r.Prompt, session.PreviewLen)})
 			f.at.Add(r.Line.Offset, len(f.turns)-1)
 		}
 		x := f.msg(r.Role)

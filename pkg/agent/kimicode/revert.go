@@ -24,5 +24,5 @@ func (Home) PlanRevert(ctx context.Context, path string, p *checkpoint.Plan, lis
 
 // WriteRevert implements checkpoint.Reverter.
 func (Home) WriteRevert(p *checkpoint.Plan, src io.Reader, dst io.Writer, _ time.Time) error {
-	return checkpoint.WriteCut(p, src, dst, nil)
+	return checkpoint.WriteCut(p, src, dst)
 }
