@@ -12,8 +12,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/sessctl/sessctl/pkg/jsonl"
@@ -40,7 +42,17 @@ type File struct {
 	Dir     bool      `json:"dir,omitempty"`
 	// Rotation is the rotation number for FileRotation files.
 	Rotation int `json:"rotation,omitempty"`
+	// dev and ino are the device and inode discovery found a regular file
+	// at (0: not known), so that the index knows the file without a stat
+	// of its own
+	dev, ino uint64
 }
+
+// Identity returns the device and inode of the regular file discovery
+// found at f.Path, when Size and ModTime come from that same lstat; ok is
+// false when they are not known (f was not made by discovery, or is not a
+// regular file).
+func (f File) Identity() (dev, ino uint64, ok bool) { return f.dev, f.ino, f.ino != 0 }
 
 // Session is one agent session: all the files that belong to it.
 type Session struct {
@@ -202,13 +214,25 @@ func DiscoverPaths(paths []string) *Result {
 }
 
 func sortSessions(ss []*Session) {
-	sort.SliceStable(ss, func(i, j int) bool {
-		ti, tj := ss[i].Updated(), ss[j].Updated()
-		if !ti.Equal(tj) {
-			return ti.After(tj)
+	// each session's time is taken once, not at each of the n log n
+	// comparisons (100,000 sessions: a third of a second)
+	type keyed struct {
+		t time.Time
+		s *Session
+	}
+	ks := make([]keyed, len(ss))
+	for i, s := range ss {
+		ks[i] = keyed{s.Updated(), s}
+	}
+	slices.SortStableFunc(ks, func(a, b keyed) int {
+		if c := b.t.Compare(a.t); c != 0 {
+			return c
 		}
-		return ss[i].Main < ss[j].Main
+		return strings.Compare(a.s.Main, b.s.Main)
 	})
+	for i := range ks {
+		ss[i] = ks[i].s
+	}
 }
 
 type discoverer struct {
@@ -525,7 +549,16 @@ func (d *discoverer) stat(p string, role FileRole) (File, bool) {
 		}
 		return File{}, false
 	}
-	return File{Path: p, Role: role, Size: fi.Size(), ModTime: fi.ModTime()}, true
+	return fileOf(p, role, fi), true
+}
+
+// fileOf is the File of what an lstat of p found.
+func fileOf(p string, role FileRole, fi fs.FileInfo) File {
+	f := File{Path: p, Role: role, Size: fi.Size(), ModTime: fi.ModTime()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && fi.Mode().IsRegular() {
+		f.dev, f.ino = uint64(st.Dev), st.Ino
+	}
+	return f
 }
 
 // kimiSession collects a Kimi session directory.
