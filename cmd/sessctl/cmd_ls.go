@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sessctl/sessctl/pkg/session"
 	"github.com/urfave/cli/v2"
@@ -98,7 +99,7 @@ func runLs(ctx context.Context, env *appEnv, opt lsOptions) error {
 		// read: the output of 100,000 sessions is never held
 		js := newJSONArrayWriter(env.stdout)
 		n := 0
-		summarizeEach(ctx, ss, pr, src, func(r *lsRow) bool {
+		summarizeEach(ctx, ss, pr, func(s *session.Session) lsRow { return lsRowOf(s, src) }, func(r *lsRow) bool {
 			if !wanted(r) {
 				return true
 			}
@@ -112,10 +113,26 @@ func runLs(ctx context.Context, env *appEnv, opt lsOptions) error {
 		}
 		return js.close()
 	}
-	var rows []lsRow
-	summarizeEach(ctx, ss, pr, src, func(r *lsRow) bool {
-		if wanted(r) {
-			rows = append(rows, *r)
+	// ids are shortened against every session in scope, so that each one
+	// shown names one session for the other commands
+	ids := make([]string, len(res.Sessions))
+	for i, s := range res.Sessions {
+		ids[i] = s.ID
+	}
+	short := shortIDs(ids)
+	now, col := env.now(), colorer{opt.color}
+	// each row is made into its cells, measured, by the worker that read
+	// it: what is held until the table is drawn is the cells alone
+	var rows []lsCells
+	summarizeEach(ctx, ss, pr, func(s *session.Session) lsCells {
+		r := lsRowOf(s, src)
+		if !wanted(&r) {
+			return lsCells{skip: true}
+		}
+		return lsCellsOf(&r, now, col, short)
+	}, func(c *lsCells) bool {
+		if !c.skip {
+			rows = append(rows, *c)
 		}
 		return opt.limit <= 0 || len(rows) < opt.limit
 	})
@@ -131,13 +148,7 @@ func runLs(ctx context.Context, env *appEnv, opt lsOptions) error {
 		}
 		return nil
 	}
-	// ids are shortened against every session in scope, so that each one
-	// shown names one session for the other commands
-	ids := make([]string, len(res.Sessions))
-	for i, s := range res.Sessions {
-		ids[i] = s.ID
-	}
-	renderLs(env.stdout, rows, env.now(), colorer{opt.color}, shortIDs(ids))
+	drawLs(env.stdout, rows)
 	return nil
 }
 
@@ -157,11 +168,11 @@ func summarizedBytes(s *session.Session) int64 {
 // hands the rows to fn in the order of ss, each as soon as the rows before
 // it are done; fn returns false to stop. At most a few dozen rows are held
 // at a time, whatever the number of sessions.
-func summarizeEach(ctx context.Context, ss []*session.Session, pr *progress, src session.FileSummaries, fn func(*lsRow) bool) {
+func summarizeEach[T any](ctx context.Context, ss []*session.Session, pr *progress, read func(*session.Session) T, fn func(*T) bool) {
 	workers := runtime.GOMAXPROCS(0)
 	ahead := 16 * workers // rows read ahead of the one fn waits for
 	type slot struct {
-		row  lsRow
+		row  T
 		done chan struct{}
 	}
 	slots := make(chan *slot, ahead)
@@ -191,7 +202,7 @@ func summarizeEach(ctx context.Context, ss []*session.Session, pr *progress, src
 			s := ss[i]
 			select {
 			case work <- func() {
-				sl.row = lsRowOf(s, src)
+				sl.row = read(s)
 				pr.add(summarizedBytes(s))
 				close(sl.done)
 			}:
@@ -232,33 +243,70 @@ func lsRowOf(s *session.Session, src session.FileSummaries) lsRow {
 	return r
 }
 
-func renderLs(w io.Writer, rows []lsRow, now time.Time, col colorer, short func(string) string) {
-	cells := make([][]string, 0, len(rows))
-	for _, r := range rows {
-		project := r.CWD
-		if project == "" {
-			project = r.Project
-		}
-		bad := thousands(int64(r.Corrupt))
-		if r.Corrupt > 0 {
-			bad = col.red(bad)
-		}
-		title := ellipsis(line(r.Title), 48)
-		if r.Error != "" {
-			title = col.red("error: " + ellipsis(line(r.Error), 40))
-		}
-		cells = append(cells, []string{string(r.Agent), line(short(r.ID)), ellipsis(shortenHome(line(project)), 32), title,
-			relTime(r.Updated, now), thousands(int64(r.Records)), humanBytes(r.Size), thousands(int64(r.Rotations)), bad})
+var lsHeader = []string{"AGENT", "ID", "PROJECT", "TITLE", "UPDATED", "RECORDS", "SIZE", "ROT", "CORRUPT"}
+
+// lsCells is one row of the ls table: its cells and their widths.
+type lsCells struct {
+	c    [9]string
+	w    [9]int
+	skip bool // not wanted (--project)
+}
+
+// lsCellsOf makes r's cells. They hold none of r's strings but the short
+// id: a title cut from a prompt of many KB is a copy, not a slice of it.
+func lsCellsOf(r *lsRow, now time.Time, col colorer, short func(string) string) lsCells {
+	project := r.CWD
+	if project == "" {
+		project = r.Project
 	}
-	drawTable(w, []string{"AGENT", "ID", "PROJECT", "TITLE", "UPDATED", "RECORDS", "SIZE", "ROT", "CORRUPT"}, cells)
+	bad := thousands(int64(r.Corrupt))
+	if r.Corrupt > 0 {
+		bad = col.red(bad)
+	}
+	title := lineCut(r.Title, 48)
+	if r.Error != "" {
+		title = col.red("error: " + lineCut(r.Error, 40))
+	}
+	out := lsCells{c: [9]string{string(r.Agent), line(short(r.ID)), strings.Clone(ellipsis(shortenHome(line(project)), 32)),
+		strings.Clone(title), relTime(r.Updated, now), thousands(int64(r.Records)), humanBytes(r.Size),
+		thousands(int64(r.Rotations)), bad}}
+	for i, c := range out.c {
+		out.w[i] = cellWidth(c)
+	}
+	return out
+}
+
+func drawLs(w io.Writer, rows []lsCells) {
+	drawRows(w, lsHeader, len(rows), func(k int, ws []int) []string {
+		copy(ws, rows[k].w[:])
+		return rows[k].c[:]
+	})
+}
+
+// lineCut is ellipsis(line(s), n) without escaping, or counting the runes
+// of, more of s than the n+1 runes that decide it: line maps each rune of
+// s (each byte that is not UTF-8) on its own, to one rune or more, so the
+// first n+1 of them give the first n+1 of its result, which is all
+// ellipsis looks at. A title can be a prompt of many KB.
+func lineCut(s string, n int) string {
+	i := 0
+	for units := 0; i < len(s) && units <= n; units++ {
+		if s[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return ellipsis(line(s[:i]), n)
 }
 
 // shortenHome keeps the end of a long path, where the project name is.
 func shortenHome(p string) string {
 	const max = 32
-	r := []rune(p)
-	if len(r) <= max {
+	if utf8.RuneCountInString(p) <= max {
 		return p
 	}
+	r := []rune(p)
 	return "…" + string(r[len(r)-max+1:])
 }
