@@ -244,6 +244,7 @@ type discoverer struct {
 	flat     []flatAgent
 	listed   map[string]map[string]bool // directory -> its entry names (dirHas)
 	explicit bool                       // the file at hand was named on the command line
+	pre      *prefetched                // of the directory at hand (dir)
 }
 
 type flatAgent struct {
@@ -303,6 +304,7 @@ func (d *discoverer) dir(dir string, depth int) {
 			return
 		}
 	}
+	d.pre = prefetch(dir, ents, names)
 	sidecars := map[string]bool{} // subdirectories taken by a session
 	for _, e := range ents {
 		name := e.Name()
@@ -318,7 +320,7 @@ func (d *discoverer) dir(dir string, depth int) {
 			}
 		}
 		p := filepath.Join(dir, name)
-		if flatAgentRe.MatchString(name) && filepath.Base(dir) != "subagents" {
+		if isFlatAgent(name) && filepath.Base(dir) != "subagents" {
 			f, ok := d.stat(p, FileSubagent)
 			if ok {
 				d.flat = append(d.flat, flatAgent{file: f, sessionID: headSessionID(p), dir: dir})
@@ -333,6 +335,7 @@ func (d *discoverer) dir(dir string, depth int) {
 			sidecars[stem] = true
 		}
 	}
+	d.pre = nil
 	for _, e := range ents {
 		if !e.IsDir() || sidecars[e.Name()] || notSessionDir[e.Name()] {
 			continue
@@ -350,7 +353,7 @@ func (d *discoverer) neighbours(s *Session, dir, name string, names map[string]f
 	// as much as the plain ones: one numbering for both (pkg/rotation)
 	name = jsonl.PlainName(name)
 	for _, e2 := range rotations[name] {
-		m := rotationRe.FindStringSubmatch(e2.Name())
+		m := rotationMatch(e2.Name())
 		if f, ok := d.stat(filepath.Join(dir, e2.Name()), FileRotation); ok {
 			f.Rotation = atoi(m[2])
 			s.Files = append(s.Files, f)
@@ -438,12 +441,12 @@ func (d *discoverer) file(root Root, p string) *Session {
 			}
 		}
 	}
-	if kimiRotRe.MatchString(name) || name == "context.jsonl" {
+	if name == "context.jsonl" || strings.HasPrefix(name, "context_") && kimiRotRe.MatchString(name) {
 		if _, err := os.Stat(filepath.Join(filepath.Dir(p), "context.jsonl")); err == nil {
 			return d.kimiSession(filepath.Dir(p))
 		}
 	}
-	if m := rotationRe.FindStringSubmatch(name); m != nil {
+	if m := rotationMatch(name); m != nil {
 		// an explicit rotation path: the session of its main file (plain, or
 		// compressed when there is no plain one)
 		main := filepath.Join(filepath.Dir(p), m[1])
@@ -522,12 +525,12 @@ func subagentParent(p string) string {
 		return err == nil && fi.Mode().IsRegular()
 	}
 	switch {
-	case flatAgentRe.MatchString(name) && filepath.Base(dir) == "subagents":
+	case isFlatAgent(name) && filepath.Base(dir) == "subagents":
 		stem := filepath.Dir(dir)
 		if q := stem + ".jsonl"; exists(q) {
 			return q
 		}
-	case flatAgentRe.MatchString(name):
+	case isFlatAgent(name):
 		if id := headSessionID(p); id != "" && !strings.ContainsAny(id, `/\`) {
 			if q := filepath.Join(dir, id+".jsonl"); q != p && exists(q) {
 				return q
@@ -542,6 +545,9 @@ func subagentParent(p string) string {
 }
 
 func (d *discoverer) stat(p string, role FileRole) (File, bool) {
+	if fi, ok := d.pre.stat(p); ok {
+		return fileOf(p, role, fi), true
+	}
 	fi, err := os.Lstat(p)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) { // removed while scanning: not an error worth reporting
@@ -672,6 +678,28 @@ func (d *discoverer) kimiWorkDir(sessionDir, hash string) (string, bool) {
 
 // sidecar adds the files under a session's sidecar directory (Claude's <id>/).
 func (d *discoverer) sidecar(s *Session, dir string) {
+	add := func(p string) {
+		role := FileSide
+		if strings.HasSuffix(p, ".jsonl") && filepath.Base(filepath.Dir(p)) == "subagents" {
+			role = FileSubagent
+		}
+		if m := rotationMatch(filepath.Base(p)); m != nil {
+			role = FileRotation
+		}
+		if f, ok := d.stat(p, role); ok {
+			s.Files = append(s.Files, f)
+		}
+	}
+	if ws, ok := d.pre.walk(dir); ok {
+		for _, w := range ws {
+			if w.err != nil {
+				d.errorf(w.err)
+				continue
+			}
+			add(w.path)
+		}
+		return
+	}
 	filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
 			d.errorf(err)
@@ -680,16 +708,7 @@ func (d *discoverer) sidecar(s *Session, dir string) {
 		if e.IsDir() || !e.Type().IsRegular() {
 			return nil
 		}
-		role := FileSide
-		if strings.HasSuffix(p, ".jsonl") && filepath.Base(filepath.Dir(p)) == "subagents" {
-			role = FileSubagent
-		}
-		if m := rotationRe.FindStringSubmatch(filepath.Base(p)); m != nil {
-			role = FileRotation
-		}
-		if f, ok := d.stat(p, role); ok {
-			s.Files = append(s.Files, f)
-		}
+		add(p)
 		return nil
 	})
 }
