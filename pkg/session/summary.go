@@ -274,10 +274,14 @@ func oneLine(s string) bool {
 		c := s[i]
 		switch {
 		case c >= utf8.RuneSelf:
-			// non-ASCII white space (U+0085, U+00A0, U+2028, …): the slow way
-			r, _ := utf8.DecodeRuneInString(s[i:])
-			if unicode.IsSpace(r) {
-				return false
+			// non-ASCII white space (U+0085, U+00A0, U+1680, U+2000…U+205F,
+			// U+3000) starts with one of these bytes; the rest (CJK, most
+			// accented letters) need no decoding
+			if c == 0xc2 || c == 0xe1 || c == 0xe2 || c == 0xe3 {
+				r, _ := utf8.DecodeRuneInString(s[i:])
+				if unicode.IsSpace(r) {
+					return false
+				}
 			}
 			space = false
 		case c == ' ':
