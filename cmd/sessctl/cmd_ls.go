@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/sessctl/sessctl/pkg/index"
 	"github.com/sessctl/sessctl/pkg/session"
 	"github.com/urfave/cli/v2"
 )
@@ -85,7 +86,6 @@ func runLs(ctx context.Context, env *appEnv, opt lsOptions) error {
 		return err
 	}
 	ss := keep(res.Sessions, opt.agent, opt.since)
-	defer boundLsMemory(len(res.Sessions))()
 	var total int64
 	for _, s := range ss {
 		total += summarizedBytes(s)
@@ -93,7 +93,8 @@ func runLs(ctx context.Context, env *appEnv, opt lsOptions) error {
 	pr := newProgress(ctx, env, opt.progress, "reading", total, unitBytes)
 	ix := openIndex(env, opt.index)
 	defer closeIndex(ix)
-	src := ix.Summaries()
+	src := lsSource{ix.Summaries(), ix, boundLsMemory(ix, len(res.Sessions))}
+	defer src.lift()
 	wanted := func(r *lsRow) bool {
 		return opt.project == "" || strings.Contains(r.Project, opt.project) || strings.Contains(r.CWD, opt.project)
 	}
@@ -159,19 +160,42 @@ func runLs(ctx context.Context, env *appEnv, opt lsOptions) error {
 	return nil
 }
 
-// boundLsMemory sets a soft memory limit for ls over n sessions (unless
-// GOMEMLIMIT set one) and returns what restores the old one. What ls
-// holds is about 300 bytes a session (its cells, its id) and the reading
-// of a few dozen at a time; left to GOGC, the heap of a run over 100,000
-// sessions grew to twice its peak of live data, a peak RSS of 145 MB
-// against 112 MB under this limit, for the same CPU time (a limit much
-// lower, 64 MiB there, doubles it).
-func boundLsMemory(n int) func() {
-	if debug.SetMemoryLimit(-1) != math.MaxInt64 {
+// boundLsMemory sets a soft memory limit for an ls over n sessions that
+// the index serves (unless GOMEMLIMIT set one) and returns what lifts it.
+// What such a run holds is about 300 bytes a session (its cells, its id)
+// and the few dozen sessions being read; left to GOGC, the heap of a warm
+// run over 100,000 sessions grew to twice its peak of live data: a peak
+// RSS of 145 MB, against 112 MB under this limit for the same CPU time.
+// A run that reads the files needs their buffers too: under the limit a
+// cold run took 2.5 times the CPU time, so lsSource lifts it as soon as
+// the index has missed limitMisses files. Without an index, no limit.
+func boundLsMemory(ix *index.Index, n int) func() {
+	if ix == nil || debug.SetMemoryLimit(-1) != math.MaxInt64 {
 		return func() {}
 	}
 	old := debug.SetMemoryLimit(64<<20 + 256*int64(n))
-	return func() { debug.SetMemoryLimit(old) }
+	return sync.OnceFunc(func() { debug.SetMemoryLimit(old) })
+}
+
+// limitMisses is how many files the index may miss before the memory limit
+// of a run it serves is lifted: a warm run reads only the few sessions
+// that changed since the last.
+const limitMisses = 500
+
+// lsSource is the index's FileSummaries, which lifts the run's memory
+// limit once the index has missed limitMisses files.
+type lsSource struct {
+	session.FileSummaries
+	ix   *index.Index
+	lift func()
+}
+
+func (s lsSource) FileSummary(a session.Agent, f session.File, mode session.SummaryMode) (session.FileSummary, error) {
+	sum, err := s.FileSummaries.FileSummary(a, f, mode)
+	if st := s.ix.Stats(); st.Misses+st.Grown >= limitMisses {
+		s.lift()
+	}
+	return sum, err
 }
 
 // summarizedBytes is what session.Summarize reads of s: the main and the
@@ -300,6 +324,11 @@ func lsCellsOf(r *lsRow, now time.Time, col colorer, short func(string) string) 
 		thousands(int64(r.Rotations)), bad}
 	var out lsCells
 	var b strings.Builder
+	n := 0
+	for _, c := range cells {
+		n += len(c)
+	}
+	b.Grow(n) // the one allocation, of the row's size
 	for i, c := range cells {
 		if b.Len()+len(c) > math.MaxUint16 {
 			c = "" // cannot be: every cell is cut to a few dozen runes
