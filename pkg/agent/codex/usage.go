@@ -78,6 +78,7 @@ func (Home) ScanUsage(lr *usage.LineReader, fu *usage.FileUsage) error {
 	model, ccModel := DefaultModel, DefaultModel
 	pending := 0              // token_usage_records not yet matched by a change of the running total
 	seen := map[string]bool{} // response ids of the records counted
+	ev := &codexEv{}
 	for {
 		line, err := lr.Next()
 		if err == io.EOF {
@@ -96,8 +97,7 @@ func (Home) ScanUsage(lr *usage.LineReader, fu *usage.FileUsage) error {
 			}
 			continue
 		}
-		ev, ok := codexEvent(line)
-		if !ok {
+		if !codexEvent(line, ev) {
 			fu.Corrupt++
 			if isTC {
 				fu.Reject(lr.Num(), "corrupt token_count line (not valid JSON)")
@@ -339,14 +339,17 @@ type codexEv struct {
 	typ, ptype  string
 	model       string
 	info        bool
-	total, last *codexRaw
+	total, last *codexRaw // nil, or in slots
 	resp        *codexRaw // token_usage_record.payload.usage
 	respID      string    // token_usage_record.payload.response_id
 	window      int64
+	// where total, last and resp are decoded: one codexEv serves every
+	// line of a scan, without three allocations a line
+	slots [3]codexRaw
 }
 
-func codexEvent(line []byte) (*codexEv, bool) {
-	ev := &codexEv{}
+func codexEvent(line []byte, ev *codexEv) bool {
+	*ev = codexEv{}
 	l := usage.NewLexer(line)
 	ok := l.Object(func(k []byte) {
 		switch string(k) {
@@ -356,21 +359,21 @@ func codexEvent(line []byte) (*codexEv, bool) {
 			}
 		case "type":
 			if l.Peek() == '"' {
-				ev.typ = l.Text()
+				ev.typ = text(&l)
 			}
 		case "payload":
 			l.Object(func(p []byte) {
 				switch string(p) {
 				case "type":
 					if l.Peek() == '"' {
-						ev.ptype = l.Text()
+						ev.ptype = text(&l)
 					}
 				case "model":
 					if l.Peek() == '"' {
 						ev.model = l.Text()
 					}
 				case "usage":
-					ev.resp = scanUsageFields(&l)
+					ev.resp = scanUsageFields(&l, &ev.slots[2])
 				case "response_id":
 					if l.Peek() == '"' {
 						ev.respID = l.Text()
@@ -380,9 +383,9 @@ func codexEvent(line []byte) (*codexEv, bool) {
 					l.Object(func(i []byte) {
 						switch string(i) {
 						case "total_token_usage":
-							ev.total = scanUsageFields(&l)
+							ev.total = scanUsageFields(&l, &ev.slots[0])
 						case "last_token_usage":
-							ev.last = scanUsageFields(&l)
+							ev.last = scanUsageFields(&l, &ev.slots[1])
 						case "model_context_window":
 							if v, k := l.Number(); k == usage.NumOK {
 								ev.window = v
@@ -393,15 +396,39 @@ func codexEvent(line []byte) (*codexEv, bool) {
 			})
 		}
 	})
-	return ev, l.End() && ok
+	return l.End() && ok
 }
 
-func scanUsageFields(l *usage.Lexer) *codexRaw {
+// text is l.Text() without a new string for the type names a rollout
+// repeats on every line.
+func text(l *usage.Lexer) string {
+	raw := l.Str()
+	if bytes.IndexByte(raw, '\\') >= 0 {
+		return usage.UnescapeJSON(raw)
+	}
+	switch string(raw) {
+	case "event_msg":
+		return "event_msg"
+	case "response_item":
+		return "response_item"
+	case "turn_context":
+		return "turn_context"
+	case "token_count":
+		return "token_count"
+	case "token_usage_record":
+		return "token_usage_record"
+	}
+	return string(raw)
+}
+
+// scanUsageFields decodes a usage object into u; nil when the value is not
+// an object.
+func scanUsageFields(l *usage.Lexer, u *codexRaw) *codexRaw {
 	if l.Peek() != '{' {
 		l.Skip()
 		return nil
 	}
-	u := &codexRaw{}
+	*u = codexRaw{}
 	l.Object(func(k []byte) {
 		var dst *int64
 		switch string(k) {
