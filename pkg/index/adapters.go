@@ -100,15 +100,20 @@ func decodeSummary(b []byte, s *session.FileSummary) bool {
 		}
 		n[i], b = v, b[k:]
 	}
+	// one string for the six texts, each a slice of it: one allocation
+	// a summary instead of six (a warm ls decodes 100,000 of them)
+	all := string(b)
+	off := 0
 	var t [6]string
 	for i := range t {
-		l, k := binary.Uvarint(b)
-		if k <= 0 || l > uint64(len(b)-k) {
+		l, k := binary.Uvarint(b[off:])
+		if k <= 0 || l > uint64(len(b)-off-k) {
 			return false
 		}
-		t[i], b = string(b[k:k+int(l)]), b[k+int(l):]
+		t[i] = all[off+k : off+k+int(l)]
+		off += k + int(l)
 	}
-	if len(b) != 0 {
+	if off != len(b) {
 		return false
 	}
 	*s = session.FileSummary{Lines: int(n[0]), Records: int(n[1]), Corrupt: int(n[2]),

@@ -436,3 +436,28 @@ func TestConcurrentLookups(t *testing.T) {
 		}
 	}
 }
+
+// A hit copies only the value; anything else (another path: a rename,
+// whose entry is written again with its state) decodes the entry whole.
+func TestDecodeEntryFor(t *testing.T) {
+	e := entry{size: 10, mtime: 20, headLen: 4, headHash: 5, resumeAt: 8, tailHash: 6, tag: "claude/0", path: "/a/b.jsonl",
+		state: []byte("state"), value: []byte("value")}
+	b := e.encode()
+	whole, ok := decodeEntry(b)
+	if !ok || string(whole.state) != "state" || string(whole.value) != "value" || whole.path != e.path || whole.tag != e.tag {
+		t.Fatalf("decodeEntry: %+v %v", whole, ok)
+	}
+	hit, ok := decodeEntryFor(b, &hitOf{tag: "claude/0", size: 10, mtime: 20, path: "/a/b.jsonl"})
+	if !ok || string(hit.value) != "value" || hit.state != nil || hit.path != e.path || hit.tag != e.tag || hit.size != 10 || hit.mtime != 20 {
+		t.Fatalf("hit: %+v %v", hit, ok)
+	}
+	for _, want := range []hitOf{{"claude/0", 10, 20, "/a/c.jsonl"}, {"claude/1", 10, 20, "/a/b.jsonl"}, {"claude/0", 11, 20, "/a/b.jsonl"}, {"claude/0", 10, 21, "/a/b.jsonl"}} {
+		got, ok := decodeEntryFor(b, &want)
+		if !ok || string(got.state) != "state" || string(got.value) != "value" || got.path != e.path || got.tag != e.tag {
+			t.Errorf("%+v: %+v %v, want the entry whole", want, got, ok)
+		}
+	}
+	if _, ok := decodeEntryFor(b[:len(b)-1], &hitOf{tag: "claude/0", size: 10, mtime: 20, path: "/a/b.jsonl"}); ok {
+		t.Error("a cut entry decoded")
+	}
+}
