@@ -43,6 +43,7 @@ func prefetch(dir string, ents []fs.DirEntry, names map[string]fs.DirEntry) *pre
 		return nil
 	}
 	type result struct {
+		path string
 		fi   fs.FileInfo
 		walk []walked
 	}
@@ -56,27 +57,29 @@ func prefetch(dir string, ents []fs.DirEntry, names map[string]fs.DirEntry) *pre
 				if i >= len(ents) {
 					return
 				}
-				e := ents[i]
+				e, r := ents[i], &results[i]
 				switch {
 				case e.Type().IsRegular():
-					if fi, err := os.Lstat(filepath.Join(dir, e.Name())); err == nil {
-						results[i].fi = fi
+					r.path = filepath.Join(dir, e.Name())
+					if fi, err := os.Lstat(r.path); err == nil {
+						r.fi = fi
 					}
 				case e.IsDir() && isSidecarOf(e.Name(), names):
-					results[i].walk = walkRegular(filepath.Join(dir, e.Name()), nil)
+					r.path = filepath.Join(dir, e.Name())
+					r.walk = walkRegular(r.path, nil)
 				}
 			}
 		})
 	}
 	wg.Wait()
 	pre := &prefetched{stats: make(map[string]fs.FileInfo, len(ents)), walks: map[string][]walked{}}
-	for i, e := range ents {
+	for i := range results {
 		r := &results[i]
 		if r.fi != nil {
-			pre.stats[filepath.Join(dir, e.Name())] = r.fi
+			pre.stats[r.path] = r.fi
 		}
 		if r.walk != nil {
-			pre.walks[filepath.Join(dir, e.Name())] = r.walk
+			pre.walks[r.path] = r.walk
 			for _, w := range r.walk {
 				if w.fi != nil {
 					pre.stats[w.path] = w.fi
