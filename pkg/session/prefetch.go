@@ -48,6 +48,8 @@ func prefetch(dir string, ents []fs.DirEntry, names map[string]fs.DirEntry) *pre
 		walk []walked
 	}
 	results := make([]result, len(ents))
+	h, _ := openDir(dir)
+	defer h.close()
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
@@ -61,7 +63,7 @@ func prefetch(dir string, ents []fs.DirEntry, names map[string]fs.DirEntry) *pre
 				switch {
 				case e.Type().IsRegular():
 					r.path = filepath.Join(dir, e.Name())
-					if fi, err := os.Lstat(r.path); err == nil {
+					if fi, err := h.lstatAt(dir, e.Name()); err == nil {
 						r.fi = fi
 					}
 				case e.IsDir() && isSidecarOf(e.Name(), names):
