@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mattn/go-isatty"
 	"github.com/olekukonko/tablewriter"
@@ -183,28 +184,40 @@ func newTable(w io.Writer, header ...string) *tablewriter.Table {
 // Widths are tablewriter's own (twwidth: East Asian wide characters count
 // two, colour escapes nothing).
 func drawTable(w io.Writer, header []string, rows [][]string) error {
-	widths := make([]int, len(header))
-	cellWidths := make([][]int, len(rows)+1)
-	measure := func(k int, cells []string) {
-		ws := make([]int, len(cells))
-		for i, c := range cells {
-			ws[i] = twwidth.Width(c)
-			widths[i] = max(widths[i], ws[i])
+	return drawRows(w, header, len(rows), func(k int, ws []int) []string {
+		for i, c := range rows[k] {
+			ws[i] = cellWidth(c)
 		}
-		cellWidths[k] = ws
+		return rows[k]
+	})
+}
+
+// drawRows is drawTable of n rows given one by one: row(k, ws) returns
+// row k's cells and sets their widths (cellWidth) in ws, so that a caller
+// that measured its cells already (ls, on every core) need not hold them
+// twice. row is called twice for each row: to measure, then to write.
+func drawRows(w io.Writer, header []string, n int, row func(k int, ws []int) []string) error {
+	widths := make([]int, len(header))
+	hw := make([]int, len(header))
+	for i, c := range header {
+		hw[i] = cellWidth(c)
+		widths[i] = hw[i]
 	}
-	measure(0, header)
-	for k, r := range rows {
-		measure(k+1, r)
+	ws := make([]int, len(header))
+	for k := range n {
+		row(k, ws)
+		for i, x := range ws {
+			widths[i] = max(widths[i], x)
+		}
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	var buf []byte
-	put := func(k int, cells []string) {
+	put := func(cells []string, cw []int) {
 		buf = buf[:0]
 		for i, c := range cells {
 			buf = append(buf, c...)
 			if i < len(cells)-1 {
-				for range widths[i] - cellWidths[k][i] + 2 {
+				for range widths[i] - cw[i] + 2 {
 					buf = append(buf, ' ')
 				}
 			}
@@ -212,11 +225,22 @@ func drawTable(w io.Writer, header []string, rows [][]string) error {
 		bw.Write(bytes.TrimRight(buf, " "))
 		bw.WriteByte('\n')
 	}
-	put(0, header)
-	for k, r := range rows {
-		put(k+1, r)
+	put(header, hw)
+	for k := range n {
+		put(row(k, ws), ws)
 	}
 	return bw.Flush()
+}
+
+// cellWidth is twwidth.Width(c), the columns c takes on a terminal,
+// without twwidth's work for the common cell of printable ASCII only.
+func cellWidth(c string) int {
+	for i := 0; i < len(c); i++ {
+		if b := c[i]; b < 0x20 || b >= 0x7f {
+			return twwidth.Width(c)
+		}
+	}
+	return len(c)
 }
 
 // trimmingWriter removes the padding tablewriter leaves at the end of lines.
@@ -309,10 +333,10 @@ func relTime(t, now time.Time) string {
 
 // ellipsis shortens s to at most n runes.
 func ellipsis(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
+	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
+	r := []rune(s)
 	if n <= 1 {
 		return string(r[:n])
 	}

@@ -2,9 +2,11 @@ package index
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -351,5 +353,111 @@ func TestSweepDropsTheEntriesOfGoneFiles(t *testing.T) {
 		if _, from := get(t, ix, r); from != -1 {
 			t.Errorf("%s: read from %d after the sweep", filepath.Base(r.path), from)
 		}
+	}
+}
+
+// Shedding the read pages of the view after every look-up changes no
+// value: the next look-up maps what it needs again.
+func TestShedKeepsValues(t *testing.T) {
+	old := shedEvery
+	shedEvery = 1
+	defer func() { shedEvery = old }()
+	dir, data := t.TempDir(), t.TempDir()
+	ix := Open(dir)
+	if ix == nil {
+		t.Fatal("no index")
+	}
+	var rs []*reader
+	for i := range 300 {
+		p := filepath.Join(data, fmt.Sprintf("f%d.jsonl", i))
+		os.WriteFile(p, []byte(strings.Repeat(fmt.Sprintf("line %d\n", i), 100+i)), 0o600)
+		rs = append(rs, &reader{path: p})
+		if _, from := get(t, ix, rs[i]); from != 0 {
+			t.Fatalf("%s: first read from %d", p, from)
+		}
+	}
+	ix = reopen(t, ix, dir)
+	defer ix.Close()
+	for round := range 2 {
+		for _, r := range rs {
+			if _, from := get(t, ix, r); from != -1 {
+				t.Fatalf("round %d, %s: read again from %d", round, r.path, from)
+			}
+		}
+	}
+	if n := ix.looked.Load(); n < 600 {
+		t.Fatalf("%d look-ups in the view, want 600", n)
+	}
+}
+
+// Look-ups from many goroutines share one index while entries are written
+// in the middle of the run (each write closes and reopens the view).
+func TestConcurrentLookups(t *testing.T) {
+	oldFlush, oldShed := flushAt, shedEvery
+	flushAt, shedEvery = 2<<10, 7
+	defer func() { flushAt, shedEvery = oldFlush, oldShed }()
+	dir, data := t.TempDir(), t.TempDir()
+	var paths []string
+	for i := range 200 {
+		p := filepath.Join(data, fmt.Sprintf("f%d.jsonl", i))
+		os.WriteFile(p, []byte(strings.Repeat(fmt.Sprintf("line %d\n", i), 20)), 0o600)
+		paths = append(paths, p)
+	}
+	for run := range 2 {
+		ix := Open(dir)
+		if ix == nil {
+			t.Fatal("no index")
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, len(paths))
+		for w := range 8 {
+			wg.Go(func() {
+				for i := w; i < len(paths); i += 8 {
+					r := &reader{path: paths[i]}
+					v, err := ix.Get(paths[i], 'T', "tag", r.read)
+					want, _ := os.ReadFile(paths[i])
+					if err != nil || string(v) != string(want) {
+						errs <- fmt.Errorf("run %d, %s: %q, %v", run, paths[i], v, err)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		st := ix.Stats()
+		if err := ix.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if run == 1 && st.Hits != len(paths) {
+			t.Errorf("second run: %+v, want every file a hit", st)
+		}
+	}
+}
+
+// A hit copies only the value; anything else (another path: a rename,
+// whose entry is written again with its state) decodes the entry whole.
+func TestDecodeEntryFor(t *testing.T) {
+	e := entry{size: 10, mtime: 20, headLen: 4, headHash: 5, resumeAt: 8, tailHash: 6, tag: "claude/0", path: "/a/b.jsonl",
+		state: []byte("state"), value: []byte("value")}
+	b := e.encode()
+	whole, ok := decodeEntry(b)
+	if !ok || string(whole.state) != "state" || string(whole.value) != "value" || whole.path != e.path || whole.tag != e.tag {
+		t.Fatalf("decodeEntry: %+v %v", whole, ok)
+	}
+	hit, ok := decodeEntryFor(b, &hitOf{tag: "claude/0", size: 10, mtime: 20, path: "/a/b.jsonl"})
+	if !ok || string(hit.value) != "value" || hit.state != nil || hit.path != e.path || hit.tag != e.tag || hit.size != 10 || hit.mtime != 20 {
+		t.Fatalf("hit: %+v %v", hit, ok)
+	}
+	for _, want := range []hitOf{{"claude/0", 10, 20, "/a/c.jsonl"}, {"claude/1", 10, 20, "/a/b.jsonl"}, {"claude/0", 11, 20, "/a/b.jsonl"}, {"claude/0", 10, 21, "/a/b.jsonl"}} {
+		got, ok := decodeEntryFor(b, &want)
+		if !ok || string(got.state) != "state" || string(got.value) != "value" || got.path != e.path || got.tag != e.tag {
+			t.Errorf("%+v: %+v %v, want the entry whole", want, got, ok)
+		}
+	}
+	if _, ok := decodeEntryFor(b[:len(b)-1], &hitOf{tag: "claude/0", size: 10, mtime: 20, path: "/a/b.jsonl"}); ok {
+		t.Error("a cut entry decoded")
 	}
 }

@@ -12,8 +12,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/sessctl/sessctl/pkg/jsonl"
@@ -40,7 +42,17 @@ type File struct {
 	Dir     bool      `json:"dir,omitempty"`
 	// Rotation is the rotation number for FileRotation files.
 	Rotation int `json:"rotation,omitempty"`
+	// dev and ino are the device and inode discovery found a regular file
+	// at (0: not known), so that the index knows the file without a stat
+	// of its own
+	dev, ino uint64
 }
+
+// Identity returns the device and inode of the regular file discovery
+// found at f.Path, when Size and ModTime come from that same lstat; ok is
+// false when they are not known (f was not made by discovery, or is not a
+// regular file).
+func (f File) Identity() (dev, ino uint64, ok bool) { return f.dev, f.ino, f.ino != 0 }
 
 // Session is one agent session: all the files that belong to it.
 type Session struct {
@@ -202,13 +214,25 @@ func DiscoverPaths(paths []string) *Result {
 }
 
 func sortSessions(ss []*Session) {
-	sort.SliceStable(ss, func(i, j int) bool {
-		ti, tj := ss[i].Updated(), ss[j].Updated()
-		if !ti.Equal(tj) {
-			return ti.After(tj)
+	// each session's time is taken once, not at each of the n log n
+	// comparisons (100,000 sessions: a third of a second)
+	type keyed struct {
+		t time.Time
+		s *Session
+	}
+	ks := make([]keyed, len(ss))
+	for i, s := range ss {
+		ks[i] = keyed{s.Updated(), s}
+	}
+	slices.SortStableFunc(ks, func(a, b keyed) int {
+		if c := b.t.Compare(a.t); c != 0 {
+			return c
 		}
-		return ss[i].Main < ss[j].Main
+		return strings.Compare(a.s.Main, b.s.Main)
 	})
+	for i := range ks {
+		ss[i] = ks[i].s
+	}
 }
 
 type discoverer struct {
@@ -220,6 +244,7 @@ type discoverer struct {
 	flat     []flatAgent
 	listed   map[string]map[string]bool // directory -> its entry names (dirHas)
 	explicit bool                       // the file at hand was named on the command line
+	pre      *prefetched                // of the directory at hand (dir)
 }
 
 type flatAgent struct {
@@ -279,6 +304,7 @@ func (d *discoverer) dir(dir string, depth int) {
 			return
 		}
 	}
+	d.pre = prefetch(dir, ents, names)
 	sidecars := map[string]bool{} // subdirectories taken by a session
 	for _, e := range ents {
 		name := e.Name()
@@ -294,7 +320,7 @@ func (d *discoverer) dir(dir string, depth int) {
 			}
 		}
 		p := filepath.Join(dir, name)
-		if flatAgentRe.MatchString(name) && filepath.Base(dir) != "subagents" {
+		if isFlatAgent(name) && filepath.Base(dir) != "subagents" {
 			f, ok := d.stat(p, FileSubagent)
 			if ok {
 				d.flat = append(d.flat, flatAgent{file: f, sessionID: headSessionID(p), dir: dir})
@@ -309,6 +335,7 @@ func (d *discoverer) dir(dir string, depth int) {
 			sidecars[stem] = true
 		}
 	}
+	d.pre = nil
 	for _, e := range ents {
 		if !e.IsDir() || sidecars[e.Name()] || notSessionDir[e.Name()] {
 			continue
@@ -326,7 +353,7 @@ func (d *discoverer) neighbours(s *Session, dir, name string, names map[string]f
 	// as much as the plain ones: one numbering for both (pkg/rotation)
 	name = jsonl.PlainName(name)
 	for _, e2 := range rotations[name] {
-		m := rotationRe.FindStringSubmatch(e2.Name())
+		m := rotationMatch(e2.Name())
 		if f, ok := d.stat(filepath.Join(dir, e2.Name()), FileRotation); ok {
 			f.Rotation = atoi(m[2])
 			s.Files = append(s.Files, f)
@@ -414,12 +441,12 @@ func (d *discoverer) file(root Root, p string) *Session {
 			}
 		}
 	}
-	if kimiRotRe.MatchString(name) || name == "context.jsonl" {
+	if name == "context.jsonl" || strings.HasPrefix(name, "context_") && kimiRotRe.MatchString(name) {
 		if _, err := os.Stat(filepath.Join(filepath.Dir(p), "context.jsonl")); err == nil {
 			return d.kimiSession(filepath.Dir(p))
 		}
 	}
-	if m := rotationRe.FindStringSubmatch(name); m != nil {
+	if m := rotationMatch(name); m != nil {
 		// an explicit rotation path: the session of its main file (plain, or
 		// compressed when there is no plain one)
 		main := filepath.Join(filepath.Dir(p), m[1])
@@ -498,12 +525,12 @@ func subagentParent(p string) string {
 		return err == nil && fi.Mode().IsRegular()
 	}
 	switch {
-	case flatAgentRe.MatchString(name) && filepath.Base(dir) == "subagents":
+	case isFlatAgent(name) && filepath.Base(dir) == "subagents":
 		stem := filepath.Dir(dir)
 		if q := stem + ".jsonl"; exists(q) {
 			return q
 		}
-	case flatAgentRe.MatchString(name):
+	case isFlatAgent(name):
 		if id := headSessionID(p); id != "" && !strings.ContainsAny(id, `/\`) {
 			if q := filepath.Join(dir, id+".jsonl"); q != p && exists(q) {
 				return q
@@ -518,6 +545,9 @@ func subagentParent(p string) string {
 }
 
 func (d *discoverer) stat(p string, role FileRole) (File, bool) {
+	if fi, ok := d.pre.stat(p); ok {
+		return fileOf(p, role, fi), true
+	}
 	fi, err := os.Lstat(p)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) { // removed while scanning: not an error worth reporting
@@ -525,7 +555,16 @@ func (d *discoverer) stat(p string, role FileRole) (File, bool) {
 		}
 		return File{}, false
 	}
-	return File{Path: p, Role: role, Size: fi.Size(), ModTime: fi.ModTime()}, true
+	return fileOf(p, role, fi), true
+}
+
+// fileOf is the File of what an lstat of p found.
+func fileOf(p string, role FileRole, fi fs.FileInfo) File {
+	f := File{Path: p, Role: role, Size: fi.Size(), ModTime: fi.ModTime()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && fi.Mode().IsRegular() {
+		f.dev, f.ino = uint64(st.Dev), st.Ino
+	}
+	return f
 }
 
 // kimiSession collects a Kimi session directory.
@@ -639,6 +678,28 @@ func (d *discoverer) kimiWorkDir(sessionDir, hash string) (string, bool) {
 
 // sidecar adds the files under a session's sidecar directory (Claude's <id>/).
 func (d *discoverer) sidecar(s *Session, dir string) {
+	add := func(p string) {
+		role := FileSide
+		if strings.HasSuffix(p, ".jsonl") && filepath.Base(filepath.Dir(p)) == "subagents" {
+			role = FileSubagent
+		}
+		if m := rotationMatch(filepath.Base(p)); m != nil {
+			role = FileRotation
+		}
+		if f, ok := d.stat(p, role); ok {
+			s.Files = append(s.Files, f)
+		}
+	}
+	if ws, ok := d.pre.walk(dir); ok {
+		for _, w := range ws {
+			if w.err != nil {
+				d.errorf(w.err)
+				continue
+			}
+			add(w.path)
+		}
+		return
+	}
 	filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
 			d.errorf(err)
@@ -647,16 +708,7 @@ func (d *discoverer) sidecar(s *Session, dir string) {
 		if e.IsDir() || !e.Type().IsRegular() {
 			return nil
 		}
-		role := FileSide
-		if strings.HasSuffix(p, ".jsonl") && filepath.Base(filepath.Dir(p)) == "subagents" {
-			role = FileSubagent
-		}
-		if m := rotationRe.FindStringSubmatch(filepath.Base(p)); m != nil {
-			role = FileRotation
-		}
-		if f, ok := d.stat(p, role); ok {
-			s.Files = append(s.Files, f)
-		}
+		add(p)
 		return nil
 	})
 }

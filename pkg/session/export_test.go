@@ -16,3 +16,7 @@ func UseReference(on bool) { reference = on }
 func ReadSerial(rd io.Reader, f Format, fn func(*Record) error) error {
 	return readSerial(context.Background(), jsonl.NewReader(rd), f, fn)
 }
+
+// SetPrefetchMin sets the smallest directory discovery prefetches (a huge
+// one: never) and returns the old value.
+func SetPrefetchMin(n int) int { old := prefetchMin; prefetchMin = n; return old }

@@ -33,9 +33,11 @@ func Summarize(s *Session) (Summary, error) { return SummarizeWith(s, nil) }
 // (pkg/index) gives one that skips the files it has read before.
 type FileSummaries interface {
 	// FileSummary is ReadFileSummary's summary at the end of the file.
-	FileSummary(a Agent, path string, mode SummaryMode) (FileSummary, error)
+	// f is the file as discovery found it (a cache may know it by its
+	// Identity without a stat of its own).
+	FileSummary(a Agent, f File, mode SummaryMode) (FileSummary, error)
 	// FirstPrompt is the first user prompt of the file ("" for none).
-	FirstPrompt(a Agent, path string) string
+	FirstPrompt(a Agent, f File) string
 }
 
 // SummaryMode says what a FileSummary is read for.
@@ -82,7 +84,7 @@ func SummarizeWith(s *Session, src FileSummaries) (Summary, error) {
 			threadName = t
 		}
 	}
-	fs, err := src.FileSummary(s.Agent, s.Main, MainSummary)
+	fs, err := src.FileSummary(s.Agent, s.MainFile(), MainSummary)
 	sum.Records, sum.Corrupt, sum.CWD, sum.Started = fs.Records, fs.Corrupt, fs.CWD, fs.Started
 	if err != nil {
 		return sum, err
@@ -95,11 +97,11 @@ func SummarizeWith(s *Session, src FileSummaries) (Summary, error) {
 		// after a compaction (Kimi's own, or a rewrite that rotated the
 		// original) the first real input is in the oldest rotation
 		if rots := s.FilesWithRole(FileRotation); len(rots) > 0 {
-			first = src.FirstPrompt(s.Agent, rots[0].Path)
+			first = src.FirstPrompt(s.Agent, rots[0])
 		}
 	}
 	for _, sf := range s.FilesWithRole(FileSubagent) {
-		sub, _ := src.FileSummary(s.Agent, sf.Path, CorruptOnly)
+		sub, _ := src.FileSummary(s.Agent, sf, CorruptOnly)
 		sum.Corrupt += sub.Corrupt
 	}
 	for _, c := range []struct{ title, src string }{
@@ -122,14 +124,14 @@ var Direct FileSummaries = direct{}
 
 type direct struct{}
 
-func (direct) FileSummary(a Agent, path string, mode SummaryMode) (FileSummary, error) {
-	end, _, _, err := ReadFileSummary(a, path, mode, FileSummary{}, 0)
+func (direct) FileSummary(a Agent, f File, mode SummaryMode) (FileSummary, error) {
+	end, _, _, err := ReadFileSummary(a, f.Path, mode, FileSummary{}, 0)
 	return end, err
 }
 
-func (direct) FirstPrompt(a Agent, path string) string {
+func (direct) FirstPrompt(a Agent, file File) string {
 	if f := FormatFor(a); f != nil {
-		return firstPrompt(path, f)
+		return firstPrompt(file.Path, f)
 	}
 	return ""
 }
@@ -272,10 +274,14 @@ func oneLine(s string) bool {
 		c := s[i]
 		switch {
 		case c >= utf8.RuneSelf:
-			// non-ASCII white space (U+0085, U+00A0, U+2028, …): the slow way
-			r, _ := utf8.DecodeRuneInString(s[i:])
-			if unicode.IsSpace(r) {
-				return false
+			// non-ASCII white space (U+0085, U+00A0, U+1680, U+2000…U+205F,
+			// U+3000) starts with one of these bytes; the rest (CJK, most
+			// accented letters) need no decoding
+			if c == 0xc2 || c == 0xe1 || c == 0xe2 || c == 0xe3 {
+				r, _ := utf8.DecodeRuneInString(s[i:])
+				if unicode.IsSpace(r) {
+					return false
+				}
 			}
 			space = false
 		case c == ' ':

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/sessctl/sessctl/pkg/session"
 )
@@ -81,6 +82,28 @@ func TestOneLineFastPathAgrees(t *testing.T) {
 		want := strings.Join(strings.Fields(s), " ")
 		if got := session.OneLine(s); got != want {
 			t.Errorf("OneLine(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
+
+// OneLine is strings.Fields joined by single spaces, for every kind of
+// white space Unicode has (its quick check decodes only the bytes that can
+// start one) and for the letters that share their first byte.
+func TestOneLineEveryWhiteSpace(t *testing.T) {
+	var spaces []string
+	for r := rune(0); r < 0x3100; r++ {
+		if unicode.IsSpace(r) {
+			spaces = append(spaces, string(r))
+		}
+	}
+	others := []string{"a", "é", "\u00a1", "\u1681", "\u2010", "\u205e", "\u3001", "日", "\xc2", "\xe2\x80", "\xff", "\u2060"}
+	for _, sp := range spaces {
+		for _, o := range others {
+			for _, s := range []string{sp, o + sp, sp + o, o + sp + o, o + " " + o + sp, o + o, o + " " + o} {
+				if got, want := session.OneLine(s), strings.Join(strings.Fields(s), " "); got != want {
+					t.Errorf("OneLine(%q) = %q, want %q", s, got, want)
+				}
+			}
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"regexp"
+	"strings"
 
 	"github.com/sessctl/sessctl/pkg/session"
 )
@@ -44,7 +45,7 @@ var rolloutRe = regexp.MustCompile(`^rollout-.*\.jsonl(\.zst)?$`)
 // PathVote implements session.Home: rollout-….jsonl, and its compressed
 // form rollout-….jsonl.zst.
 func (Home) PathVote(path string) session.Vote {
-	if rolloutRe.MatchString(filepath.Base(path)) {
+	if base := filepath.Base(path); strings.HasPrefix(base, "rollout-") && rolloutRe.MatchString(base) {
 		return session.Sure
 	}
 	return session.NoVote

@@ -40,7 +40,7 @@ var contextRe = regexp.MustCompile(`^context(_\d+)?\.jsonl$`)
 // PathVote implements session.Home: sessions/<hash>/<id>/context.jsonl.
 func (Home) PathVote(path string) session.Vote {
 	p := filepath.ToSlash(path)
-	if contextRe.MatchString(filepath.Base(p)) && strings.Contains(p, "/sessions/") {
+	if base := filepath.Base(p); strings.HasPrefix(base, "context") && contextRe.MatchString(base) && strings.Contains(p, "/sessions/") {
 		return session.Likely
 	}
 	return session.NoVote

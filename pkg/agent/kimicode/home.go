@@ -55,7 +55,7 @@ var wirePathRe = regexp.MustCompile(`/session_[0-9A-Za-z-]+/agents/[^/]+/wire\.j
 // PathVote implements session.Home:
 // sessions/wd_<slug>_<hash>/session_<uuid>/agents/<agent>/wire.jsonl.
 func (Home) PathVote(path string) session.Vote {
-	if wirePathRe.MatchString(filepath.ToSlash(path)) {
+	if p := filepath.ToSlash(path); strings.HasSuffix(p, "/wire.jsonl") && wirePathRe.MatchString(p) {
 		return session.Sure
 	}
 	return session.NoVote
@@ -101,7 +101,9 @@ func (Home) SessionMain(dir string, names map[string]fs.DirEntry) string {
 // above a file of it.
 func (Home) SessionDirOf(path string) string {
 	for d := filepath.Dir(path); d != filepath.Dir(d); d = filepath.Dir(d) {
-		if sessionDirRe.MatchString(filepath.Base(d)) {
+		// the expression only on names that can match it: discovery asks
+		// this of every file of every store
+		if base := filepath.Base(d); strings.HasPrefix(base, "session_") && sessionDirRe.MatchString(base) {
 			if _, err := os.Lstat(filepath.Join(d, mainWire)); err == nil {
 				return d
 			}

@@ -1,0 +1,73 @@
+package codex
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/sessctl/sessctl/pkg/usage"
+)
+
+// benchCorpus is the generated Codex corpus of the comparison scripts
+// (scripts/lib/corpora.sh), when it is there: SESSCTL_BENCH_CODEX or
+// ~/.cache/sessctl/corpus-codex-50MB-60.
+func benchCorpus(b *testing.B) [][]byte {
+	dir := os.Getenv("SESSCTL_BENCH_CODEX")
+	if dir == "" {
+		home, _ := os.UserHomeDir()
+		dir = filepath.Join(home, ".cache", "sessctl", "corpus-codex-50MB-60")
+	}
+	var files [][]byte
+	filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
+		if err == nil && !e.IsDir() && filepath.Ext(p) == ".jsonl" {
+			if data, err := os.ReadFile(p); err == nil {
+				files = append(files, data)
+			}
+		}
+		return nil
+	})
+	if len(files) == 0 {
+		b.Skip("no Codex corpus at " + dir + " (make it with scripts/compare-ccusage.sh)")
+	}
+	return files
+}
+
+// BenchmarkScanUsage is ScanUsage over the corpus held in memory: the
+// scanner's own cost, without the reads.
+func BenchmarkScanUsage(b *testing.B) {
+	files := benchCorpus(b)
+	var n int64
+	for _, f := range files {
+		n += int64(len(f))
+	}
+	b.SetBytes(n)
+	var rd usage.Reader
+	for b.Loop() {
+		for _, f := range files {
+			if _, err := rd.Read(context.Background(), bytes.NewReader(f), "x", Home{}, usage.Carries|usage.CCUsage|usage.Gauge); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkUsageKinds is usageKinds over every line of the corpus.
+func BenchmarkUsageKinds(b *testing.B) {
+	files := benchCorpus(b)
+	var lines [][]byte
+	var n int64
+	for _, f := range files {
+		for _, l := range bytes.Split(f, []byte("\n")) {
+			lines = append(lines, l)
+			n += int64(len(l)) + 1
+		}
+	}
+	b.SetBytes(n)
+	for b.Loop() {
+		for _, l := range lines {
+			usageKinds(l)
+		}
+	}
+}
