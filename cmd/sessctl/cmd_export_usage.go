@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -153,6 +154,24 @@ func runUsageExport(ctx context.Context, env *appEnv, opt usageExportOptions) er
 			return err
 		}
 	}
+	// the output is opened before the scan, so that a path that cannot be
+	// written fails at once, not after minutes of reading
+	var out *jsonl.AtomicFile
+	var dev *os.File // a device or a pipe, written as it is
+	if opt.otlp == "" && opt.out != "" && opt.out != "-" {
+		var err error
+		if out, dev, err = openUsageOut(opt.out); err != nil {
+			return err
+		}
+		defer func() {
+			if out != nil {
+				out.Abort() // not committed: an error stopped the run
+			}
+			if dev != nil {
+				dev.Close()
+			}
+		}()
+	}
 	sus, err := countedUsage(ctx, env, opt.roots, opt.agent, opt.since)
 	if err != nil {
 		return err
@@ -174,10 +193,17 @@ func runUsageExport(ctx context.Context, env *appEnv, opt usageExportOptions) er
 		}
 		return uw.Close()
 	}
-	f, err := jsonl.CreateAtomic(opt.out, 0o644)
-	if err != nil {
+	if dev != nil {
+		uw, err := usageexport.NewWriter(dev, opt.format)
+		if err == nil {
+			err = write(uw.Write)
+		}
+		if err == nil {
+			err = uw.Close()
+		}
 		return err
 	}
+	f := out
 	f.Binary() // NDJSON ends with its newline; Parquet must end with its magic
 	uw, err := usageexport.NewWriter(f, opt.format)
 	if err == nil {
@@ -187,10 +213,35 @@ func runUsageExport(ctx context.Context, env *appEnv, opt usageExportOptions) er
 		err = uw.Close()
 	}
 	if err != nil {
-		f.Abort()
-		return err
+		return err // the deferred Abort removes the temporary file
 	}
+	out = nil
 	return f.Commit(nil)
+}
+
+// openUsageOut opens export's -o PATH: a regular file (new or not) is
+// written atomically (a temporary file renamed over it at the end); a
+// character device or a named pipe that exists (/dev/null, a FIFO) is
+// written as it is; anything else is refused with its reason.
+func openUsageOut(path string) (*jsonl.AtomicFile, *os.File, error) {
+	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+		switch t := fi.Mode().Type(); {
+		case t&(fs.ModeCharDevice|fs.ModeNamedPipe) != 0:
+			f, err := os.OpenFile(path, os.O_WRONLY, 0)
+			return nil, f, err
+		case t&fs.ModeDir != 0:
+			return nil, nil, fmt.Errorf("-o %s: is a directory: give the name of the file to write", path)
+		case t&fs.ModeSymlink != 0:
+			return nil, nil, fmt.Errorf("-o %s: is a symbolic link: export does not write through one; give the file it points to", path)
+		default:
+			return nil, nil, fmt.Errorf("-o %s: not a regular file, a device or a pipe", path)
+		}
+	}
+	f, err := jsonl.CreateAtomic(path, 0o644)
+	if err != nil {
+		return nil, nil, fmt.Errorf("-o %s: %w", path, err)
+	}
+	return f, nil, nil
 }
 
 // runUsagePush is export --usage --otlp: the requests the state file does

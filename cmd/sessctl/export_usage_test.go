@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"io"
 	"math"
@@ -265,5 +266,39 @@ func TestExportUsageParquet(t *testing.T) {
 		if (w.Timestamp == nil) != (r.Timestamp == nil) || w.Timestamp != nil && *r.Timestamp != *w.Timestamp {
 			t.Fatalf("key %s: timestamp %v, ndjson %v", r.Key, r.Timestamp, w.Timestamp)
 		}
+	}
+}
+
+// TestExportUsageOutputPaths: -o writes a regular file atomically, writes a
+// device (/dev/null) as it is, and refuses a directory or a symbolic link
+// before it reads anything, saying why.
+func TestExportUsageOutputPaths(t *testing.T) {
+	root := filepath.Join("..", "..", "testdata", "sessions")
+	dir := t.TempDir()
+	file := filepath.Join(dir, "u.ndjson")
+	if _, errOut, code := runCLI(t, "export", "--usage", "-o", file, "--root", root); code != 0 {
+		t.Fatalf("-o FILE: exit %d: %s", code, errOut)
+	}
+	if b, err := os.ReadFile(file); err != nil || !bytes.HasSuffix(b, []byte("\n")) || bytes.Count(b, []byte("\n")) < 3 {
+		t.Fatalf("-o FILE wrote %q (%v)", b, err)
+	}
+	if _, err := os.Stat("/dev/null"); err == nil {
+		if _, errOut, code := runCLI(t, "export", "--usage", "-o", "/dev/null", "--root", root); code != 0 {
+			t.Errorf("-o /dev/null: exit %d: %s", code, errOut)
+		}
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(file, link); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{dir: "is a directory", link: "is a symbolic link"} {
+		// a root that does not exist: the output is refused before the scan
+		_, errOut, code := runCLI(t, "export", "--usage", "-o", path, "--root", filepath.Join(dir, "none"))
+		if code == 0 || !strings.Contains(errOut, want) {
+			t.Errorf("-o %s: exit %d: %s", path, code, errOut)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+		t.Errorf("left in the directory: %v", entries)
 	}
 }
