@@ -464,7 +464,13 @@ func ConsumptionWith(ctx context.Context, ss []*session.Session, progress Progre
 			su.InRotations = &rt
 		}
 		if su.ccusageView {
-			t := lg.Total(&ccu[i])
+			// while the views agree the ccusage totals are sessctl's: the
+			// same values, sharing their maps (read only from here on),
+			// which halves what 100,000 sessions hold in by-model maps
+			t := su.Totals
+			if lg.Diverged() {
+				t = lg.Total(&ccu[i])
+			}
 			t.View = usage.ViewCCUsage
 			su.AsCCUsage = &t
 		}
