@@ -71,7 +71,7 @@ func ReadFileContext(ctx context.Context, path string, f Format, fn func(*Record
 
 // ReadFileWanted is ReadFileContext that decodes only the lines want
 // accepts; the others reach fn as records marked Undecoded, holding only
-// their line. want is called on every core at
+// their line (not validated: its Status says only whether it is blank). want is called on every core at
 // once, with lines in no particular order.
 func ReadFileWanted(ctx context.Context, path string, f Format, want func(*jsonl.Line) bool, fn func(*Record) error) error {
 	fh, err := jsonl.Open(path)
@@ -79,11 +79,13 @@ func ReadFileWanted(ctx context.Context, path string, f Format, want func(*jsonl
 		return err
 	}
 	defer fh.Close()
-	return scanLines(ctx, jsonl.NewReader(fh), func(l *jsonl.Line, r *Record) {
+	// a line want rejects is neither validated nor decoded
+	return scanLinesLazy(ctx, jsonl.NewReader(fh), true, func(l *jsonl.Line, r *Record) {
 		if want != nil && !want(l) {
 			*r = Record{Agent: f.Agent(), Line: *l, ContextTokens: -1, Undecoded: true}
 			return
 		}
+		l.Revalidate()
 		*r = Decode(f, l)
 	}, func(_ *jsonl.Line, r *Record) error { return fn(r) })
 }

@@ -66,8 +66,19 @@ func ScanFile[T any](ctx context.Context, path string, decode func(*jsonl.Line, 
 
 // scanLines is readLines with any decoding.
 func scanLines[T any](ctx context.Context, rd *jsonl.Reader, decode func(*jsonl.Line, *T), fn func(*jsonl.Line, *T) error) error {
+	return scanLinesLazy(ctx, rd, false, decode, fn)
+}
+
+// scanLinesLazy is scanLines that, when lazy, leaves validation to decode:
+// its lines come as a Reader that skips validation gives them, and decode
+// calls Revalidate on those it needs (a line it does not decode is not
+// validated either).
+func scanLinesLazy[T any](ctx context.Context, rd *jsonl.Reader, lazy bool, decode func(*jsonl.Line, *T), fn func(*jsonl.Line, *T) error) error {
 	workers := runtime.GOMAXPROCS(0)
 	if workers < 2 {
+		if lazy {
+			rd.SkipValidation = true
+		}
 		return scanSerial(ctx, rd, decode, fn)
 	}
 	rd.SkipValidation = true
@@ -83,7 +94,9 @@ func scanLines[T any](ctx context.Context, rd *jsonl.Reader, decode func(*jsonl.
 			for b := range work {
 				for i := range b.lines {
 					l := &b.lines[i]
-					l.Revalidate()
+					if !lazy {
+						l.Revalidate()
+					}
 					decode(l, &b.recs[i])
 				}
 				close(b.done)
