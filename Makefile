@@ -9,7 +9,7 @@ LDFLAGS  := -s -w -X main.buildCommit=$(COMMIT)
 # drops blackfriday and its start-up cost (about 1.5 ms a run)
 TAGS     ?= urfave_cli_no_docs
 
-.PHONY: all build install man test lint fmt-check vet staticcheck unit bench fuzz fuzz-brief e2e e2e-latest compare-ccusage compare-tiktoken compare-duckdb e2e-otlp clean
+.PHONY: all build install man test test-heavy lint fmt-check vet staticcheck unit bench fuzz fuzz-brief e2e e2e-latest compare-ccusage compare-tiktoken compare-duckdb e2e-otlp clean
 
 all: build
 
@@ -37,6 +37,21 @@ man:
 
 # test = lint + the whole unit and CLI suite under the race detector
 test: lint unit fuzz-brief
+
+# the CLI tests that write or read hundreds of MB (build tag heavy: files
+# cmd/sessctl/{bigline,memory,revert_reads}_test.go), kept out of `make
+# test` so that it stays under ten minutes on 2 cores with cold caches;
+# .ci/run runs them right after it. A new heavy test goes in a file with
+# the tag and in this list.
+HEAVY_TESTS := TestCheckOneHundredMiBLine|TestPeakMemoryOnHugeLines|TestRevertReadsTheFileTwice
+test-heavy:
+	$(GO) vet -tags heavy ./cmd/sessctl/
+	@log=$$(mktemp); \
+	$(GO) test -race -count=1 -tags heavy -run '^($(HEAVY_TESTS))$$' -v ./cmd/sessctl/ >$$log 2>&1; rc=$$?; \
+	grep -E '^(--- |ok|FAIL|panic)' $$log; \
+	if [ $$rc -ne 0 ]; then cat $$log; rm -f $$log; exit $$rc; fi; \
+	n=$$(grep -c -- '^--- PASS' $$log); rm -f $$log; \
+	if [ $$n -ne 3 ]; then echo "test-heavy: $$n of 3 tests passed (skipped ones count as not passed)"; exit 1; fi
 
 lint: fmt-check vet staticcheck
 
