@@ -36,22 +36,24 @@ man:
 	$(GO) run -trimpath ./cmd/sessctl gen-man > $(BIN).1
 
 # test = lint + the whole unit and CLI suite under the race detector
-test: lint unit fuzz-brief
+test: lint unit
 
-# the CLI tests that write or read hundreds of MB (build tag heavy: files
-# cmd/sessctl/{bigline,memory,revert_reads}_test.go), kept out of `make
-# test` so that it stays under ten minutes on 2 cores with cold caches;
-# .ci/run runs them right after it. A new heavy test goes in a file with
-# the tag and in this list.
-HEAVY_TESTS := TestCheckOneHundredMiBLine|TestPeakMemoryOnHugeLines|TestRevertReadsTheFileTwice
+# the tests that move hundreds of MB or decode the whole test corpus twice
+# under -race (build tag heavy: cmd/sessctl/{bigline,memory,revert_reads}_test.go,
+# pkg/session/decode_diff_heavy_test.go), kept out of `make test` so that
+# it stays under ten minutes on 2 cores with cold caches; .ci/run runs
+# them, and fuzz-brief, right after it. A new heavy test goes in a file
+# with the tag and in this list.
+HEAVY_TESTS := TestCheckOneHundredMiBLine|TestPeakMemoryOnHugeLines|TestRevertReadsTheFileTwice|TestDecodeMatchesEncodingJSON
+HEAVY_PKGS  := ./cmd/sessctl/ ./pkg/session/
 test-heavy:
-	$(GO) vet -tags heavy ./cmd/sessctl/
+	$(GO) vet -tags heavy $(HEAVY_PKGS)
 	@log=$$(mktemp); \
-	$(GO) test -race -count=1 -tags heavy -run '^($(HEAVY_TESTS))$$' -v ./cmd/sessctl/ >$$log 2>&1; rc=$$?; \
+	$(GO) test -race -count=1 -tags heavy -run '^($(HEAVY_TESTS))$$' -v $(HEAVY_PKGS) >$$log 2>&1; rc=$$?; \
 	grep -E '^(--- |ok|FAIL|panic)' $$log; \
 	if [ $$rc -ne 0 ]; then cat $$log; rm -f $$log; exit $$rc; fi; \
 	n=$$(grep -c -- '^--- PASS' $$log); rm -f $$log; \
-	if [ $$n -ne 3 ]; then echo "test-heavy: $$n of 3 tests passed (skipped ones count as not passed)"; exit 1; fi
+	if [ $$n -ne 4 ]; then echo "test-heavy: $$n of 4 tests passed (skipped ones count as not passed)"; exit 1; fi
 
 lint: fmt-check vet staticcheck
 
@@ -76,7 +78,7 @@ bench:
 		if [ -x $$s ]; then echo "== $$s"; $$s || exit 1; fi; \
 	done
 
-# the fast decoders against the full ones, briefly, on every `make test`
+# the fast decoders against the full ones, briefly (.ci/run, after make test)
 fuzz-brief:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeDifferential$$' -fuzztime 10s ./pkg/session/
 

@@ -192,25 +192,6 @@ func decodeBoth(data []byte) error {
 	return nil
 }
 
-// TestDecodeMatchesEncodingJSON holds every home's Decode with the fast
-// decoder to Decode with encoding/json, on every line of the test data
-// and on the edge lines.
-func TestDecodeMatchesEncodingJSON(t *testing.T) {
-	lines := corpusLines(t)
-	for _, l := range edgeLines {
-		lines = append(lines, []byte(l))
-	}
-	for i, l := range lines {
-		if err := decodeBoth(l); err != nil {
-			t.Errorf("line %d of the corpus: %v", i, err)
-		}
-	}
-	// and once as one file, where line numbers and offsets count too
-	if err := decodeBoth(bytes.Join(lines, []byte("\n"))); err != nil {
-		t.Error(err)
-	}
-}
-
 // TestDecodeIsCaseSensitive: a key in another case than the client writes
 // it is not the field (as in the clients), where encoding/json would take
 // it.
