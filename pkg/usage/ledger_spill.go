@@ -590,20 +590,27 @@ func (sp *ledgerSpill) merge(view int, fn func(*Request) error) error {
 			h = append(h, rr)
 		}
 	}
-	heap.Init(&h)
-	for len(h) > 0 {
-		rr := h[0]
-		if err := fn(&rr.r); err != nil {
+	return drain(&h, func() *runReader { return h[0] }, func(rr *runReader) *Request { return &rr.r }, fn)
+}
+
+// drain is the k-way merge of sorted runs on disk (the ledger's winners,
+// Sorter's runs): fn gets the request at the heap's top, whose run then
+// moves on to its next request, until every run is read.
+func drain[T interface{ next() (bool, error) }](h heap.Interface, top func() T, req func(T) *Request, fn func(*Request) error) error {
+	heap.Init(h)
+	for h.Len() > 0 {
+		t := top()
+		if err := fn(req(t)); err != nil {
 			return err
 		}
-		ok, err := rr.next()
+		ok, err := t.next()
 		if err != nil {
 			return err
 		}
 		if ok {
-			heap.Fix(&h, 0)
+			heap.Fix(h, 0)
 		} else {
-			heap.Pop(&h)
+			heap.Pop(h)
 		}
 	}
 	return nil

@@ -1,7 +1,6 @@
 package usage
 
 import (
-	"container/heap"
 	"errors"
 	"fmt"
 	"io"
@@ -125,23 +124,7 @@ func (s *Sorter) Each(fn func(r *Request) error) error {
 			h.runs = append(h.runs, sr)
 		}
 	}
-	heap.Init(&h)
-	for len(h.runs) > 0 {
-		sr := h.runs[0]
-		if err := fn(&sr.r); err != nil {
-			return err
-		}
-		ok, err := sr.next()
-		if err != nil {
-			return err
-		}
-		if ok {
-			heap.Fix(&h, 0)
-		} else {
-			heap.Pop(&h)
-		}
-	}
-	return nil
+	return drain(&h, func() *sortRun { return h.runs[0] }, func(sr *sortRun) *Request { return &sr.r }, fn)
 }
 
 // Close frees the sorter's files.
