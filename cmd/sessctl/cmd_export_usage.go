@@ -109,29 +109,38 @@ func usageExportAction(env *appEnv, c *cli.Context) error {
 	return runUsageExport(c.Context, env, opt)
 }
 
-// countedUsage is what stats --all counts for the sessions of roots: the
-// same selection, scan and de-duplication, with each session's project its
-// real working directory where the files say it.
-func countedUsage(ctx context.Context, env *appEnv, roots []string, agent session.Agent, since time.Time) ([]*stats.SessionUsage, error) {
+// countedRequests are the requests stats --all counts for the sessions of
+// roots: the same selection, scan and de-duplication, without the
+// sessions' totals, with each session's project its real working
+// directory where the files say it.
+func countedRequests(ctx context.Context, env *appEnv, roots []string, agent session.Agent, since time.Time) (*stats.Requests, error) {
 	ss, err := usageSessions(env, roots, nil, agent, since)
 	if err != nil {
 		return nil, err
 	}
 	defer boundMemory(ss)()
 	cwds := projectPaths(ss)
-	sus, err := stats.Consumption(ctx, ss, nil)
+	rq, err := stats.CountedRequests(ctx, ss, nil, nil)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, errInterrupted
 		}
 		return nil, err
 	}
-	for _, su := range sus {
-		if cwd := cwds[su.Session]; cwd != "" {
-			su.CWD = cwd
+	for i, s := range ss {
+		if cwd := cwds[s]; cwd != "" {
+			rq.Sessions[i].CWD = cwd
 		}
 	}
-	return sus, nil
+	// a file that could not be read is not in the rows: say so, as stats
+	// does in its notes
+	for _, e := range rq.Errors {
+		warn(env.stderr, "%s (its requests are not exported)", e)
+	}
+	if n := rq.Unread - len(rq.Errors); n > 0 {
+		warn(env.stderr, "%d more files could not be read", n)
+	}
+	return rq, nil
 }
 
 // defaultOTLPState is the state file of pushes to endpoint: one for each
@@ -172,16 +181,16 @@ func runUsageExport(ctx context.Context, env *appEnv, opt usageExportOptions) er
 			}
 		}()
 	}
-	sus, err := countedUsage(ctx, env, opt.roots, opt.agent, opt.since)
+	rq, err := countedRequests(ctx, env, opt.roots, opt.agent, opt.since)
 	if err != nil {
 		return err
 	}
-	defer stats.Close(sus)
+	defer rq.Close()
 	if opt.otlp != "" {
-		return runUsagePush(ctx, env, sus, opt)
+		return runUsagePush(ctx, env, rq, opt)
 	}
 	write := func(w func(*usageexport.Row) error) error {
-		return usageexport.Each(sus, opt.machine, w)
+		return usageexport.Each(rq, opt.machine, w)
 	}
 	if opt.out == "" || opt.out == "-" {
 		uw, err := usageexport.NewWriter(env.stdout, opt.format)
@@ -248,7 +257,7 @@ func openUsageOut(path string) (*jsonl.AtomicFile, *os.File, error) {
 // not hold, pushed through the OpenTelemetry SDK's OTLP/HTTP exporter
 // (OTEL_EXPORTER_OTLP_HEADERS and the other OTEL_EXPORTER_OTLP_* settings
 // apply), the state saved as batches are accepted.
-func runUsagePush(ctx context.Context, env *appEnv, sus []*stats.SessionUsage, opt usageExportOptions) error {
+func runUsagePush(ctx context.Context, env *appEnv, rq *stats.Requests, opt usageExportOptions) error {
 	st, err := usageexport.LoadState(opt.state)
 	if err != nil {
 		return err
@@ -258,7 +267,7 @@ func runUsagePush(ctx context.Context, env *appEnv, sus []*stats.SessionUsage, o
 		return fmt.Errorf("otlp exporter: %w", err)
 	}
 	defer exp.Shutdown(context.WithoutCancel(ctx))
-	res, err := usageexport.Push(ctx, sus, usageexport.OTLPOptions{Exporter: exp, State: st, Machine: opt.machine, Now: env.now})
+	res, err := usageexport.Push(ctx, rq, usageexport.OTLPOptions{Exporter: exp, State: st, Machine: opt.machine, Now: env.now})
 	fmt.Fprintf(env.stdout, "sent %d requests in %d batches to %s; %d sent before (state %s)\n",
 		res.Sent, res.Batches, termtext.Line(opt.otlp), res.AlreadySent, termtext.Line(opt.state))
 	if err != nil && ctx.Err() != nil {

@@ -90,12 +90,22 @@ type FileDrop struct {
 type source struct {
 	ledger   *usage.Ledger
 	sorted   *usage.Sorter
-	sessions []*SessionUsage
-	fileSess []int // file number (usage.Request.File) -> session
-	sorting  bool  // the ledger's winners were given to sorted
+	sessions []*SessionUsage // of a Consumption
+	fileSess []int           // file number (usage.Request.File) -> session
+	fileCopy []bool          // file number -> a rotated copy
+	sorting  bool            // the ledger's winners were given to sorted
 }
 
-func (src *source) each(fn func(su *SessionUsage, r *usage.Request) error) error {
+// adopt gives the sorter the ledger's list when it did not spill: sorted
+// in place, it is the requests by session.
+func (src *source) adopt() {
+	if !src.ledger.Spilled() {
+		src.sorted.Adopt(src.ledger.TakeRequests())
+	}
+}
+
+// each calls fn with the counted requests, by session number and time.
+func (src *source) each(fn func(sess int, r *usage.Request) error) error {
 	if src.ledger.Spilled() && !src.sorting {
 		// sorted on the first call only: --by session never asks
 		src.sorting = true
@@ -103,7 +113,7 @@ func (src *source) each(fn func(su *SessionUsage, r *usage.Request) error) error
 			return err
 		}
 	}
-	return src.sorted.Each(func(r *usage.Request) error { return fn(src.sessions[src.fileSess[r.File]], r) })
+	return src.sorted.Each(func(r *usage.Request) error { return fn(src.fileSess[r.File], r) })
 }
 
 func (src *source) close() error {
@@ -126,7 +136,8 @@ func EachRequest(sus []*SessionUsage, fn func(su *SessionUsage, r *usage.Request
 		}
 	}
 	for _, src := range srcs {
-		err := src.each(func(su *SessionUsage, r *usage.Request) error {
+		err := src.each(func(sess int, r *usage.Request) error {
+			su := src.sessions[sess]
 			if !in[su] {
 				return nil
 			}
@@ -176,22 +187,37 @@ type UsageFile struct {
 // transcript of a Claude Code session, and only the wires of a Kimi
 // session (its context files hold only a gauge).
 func UsageFiles(s *session.Session) []UsageFile {
-	sc, ok := session.As[usage.Scanner](s.Agent)
-	if !ok {
-		return nil
-	}
 	var out []UsageFile
-	for _, f := range s.Files {
-		if c := sc.Classify(s, f); c&usage.Carries != 0 {
-			out = append(out, UsageFile{f, c})
-		}
-	}
+	eachUsageFile(s, func(_ int, f UsageFile) { out = append(out, f) })
 	return out
 }
 
+// eachUsageFile calls fn with each file of s that records usage and its
+// number in s.Files.
+func eachUsageFile(s *session.Session, fn func(k int, f UsageFile)) {
+	sc, ok := session.As[usage.Scanner](s.Agent)
+	if !ok {
+		return
+	}
+	for k, f := range s.Files {
+		if c := sc.Classify(s, f); c&usage.Carries != 0 {
+			fn(k, UsageFile{f, c})
+		}
+	}
+}
+
+// fileJob is a file to scan: file k of session sess. It is small, for a
+// store holds one for each of its files.
 type fileJob struct {
-	sess int
-	file UsageFile
+	sess, k int32
+	class   usage.FileClass
+	size    int64
+}
+
+// scannedFile is what a worker read of a file, handed to the merge.
+type scannedFile struct {
+	fu  *usage.FileUsage
+	err error
 }
 
 // StreamFile is the size from which a file's usage is read streaming into
@@ -217,150 +243,16 @@ type ReadFile func(ctx context.Context, rd *usage.Reader, path string, a session
 // ConsumptionWith is Consumption reading each file with read (nil:
 // usage.Reader.ReadFile).
 func ConsumptionWith(ctx context.Context, ss []*session.Session, progress Progress, read ReadFile) ([]*SessionUsage, error) {
-	if read == nil {
-		read = func(ctx context.Context, rd *usage.Reader, path string, _ session.Agent, sc usage.Scanner, class usage.FileClass) (*usage.FileUsage, error) {
-			return rd.ReadFile(ctx, path, sc, class)
-		}
-	}
 	out := make([]*SessionUsage, len(ss))
-	var jobs []fileJob
-	var total int64
 	for i, s := range ss {
-		su := &SessionUsage{Session: s, Agent: s.Agent, ID: s.ID, Project: s.Project, Main: s.Main, Context: -1}
-		out[i] = su
-		for _, f := range UsageFiles(s) {
-			su.Files = append(su.Files, f.Path)
-			jobs = append(jobs, fileJob{i, f})
-			total += f.Size
-		}
-		if su.Files == nil {
-			su.Files = []string{}
-		}
+		out[i] = &SessionUsage{Session: s, Agent: s.Agent, ID: s.ID, Project: s.Project, Main: s.Main, Context: -1, Files: []string{}}
 	}
-	// ccusage's order: by path, for deterministic winners among
-	// duplicates; rotated copies after every file they may copy
-	sort.SliceStable(jobs, func(i, j int) bool {
-		ci, cj := jobs[i].file.Class&usage.Copy != 0, jobs[j].file.Class&usage.Copy != 0
-		if ci != cj {
-			return cj
-		}
-		return jobs[i].file.Path < jobs[j].file.Path
-	})
-
-	results := make([]*usage.FileUsage, len(jobs))
-	errs := make([]error, len(jobs))
-	done := make([]chan struct{}, len(jobs))
-	for i := range done {
-		done[i] = make(chan struct{})
-	}
-	var scanned atomic.Int64
-	next := atomic.Int64{}
-	// more readers than cores: a reader waiting for the disk leaves its core
-	// to another
-	workers := min(runtime.GOMAXPROCS(0)+2, max(1, len(jobs)))
-	// bound how far scanning may run ahead of the in-order merge, so that
-	// memory holds a few files' requests, not all of them
-	window := make(chan struct{}, workers*4)
-	// request lists the ledger has copied go back to the scanners
-	spare := make(chan []usage.Request, workers*4)
-	// one long line at a time in memory, whichever reader meets it
-	var big usage.BigLines
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rd := usage.Reader{Big: &big}
-			for {
-				select {
-				case window <- struct{}{}:
-				case <-ctx.Done():
-					return
-				}
-				i := int(next.Add(1) - 1)
-				if i >= len(jobs) || ctx.Err() != nil {
-					return
-				}
-				j := jobs[i]
-				select {
-				case reqs := <-spare:
-					rd.Reuse(reqs)
-				default:
-				}
-				if j.file.Size >= StreamFile {
-					// the merge reads it, streaming (see there)
-					close(done[i])
-					continue
-				}
-				sc, _ := session.As[usage.Scanner](ss[j.sess].Agent)
-				fu, err := read(ctx, &rd, j.file.Path, ss[j.sess].Agent, sc, j.file.Class)
-				results[i], errs[i] = fu, err
-				if progress != nil {
-					progress(scanned.Add(j.file.Size), total)
-				}
-				close(done[i])
-			}
-		}()
-	}
-	lg := &usage.Ledger{}
-	// the ledger's files (if it spills) go with an error or a cancel; on
-	// success they go with Close
-	kept := false
-	defer func() {
-		if !kept {
-			lg.Close()
-		}
-	}()
-	// real transcripts hold about one distinct request per 8 KiB; allow for
-	// twice as many (up to the memory budget)
-	lg.Grow(int(min(total/4096, 1<<22)))
-	fileSess := make([]int, 0, len(jobs))
-	fileCopy := make([]bool, 0, len(jobs))
-	for i := range jobs {
-		select {
-		case <-done[i]:
-		case <-ctx.Done():
-			wg.Wait()
-			return nil, ctx.Err()
-		}
-		su := out[jobs[i].sess]
-		// a large file's requests go into the ledger a part at a time as
-		// it is read, here in the merge's order, so that memory does not
-		// grow with one file's requests (a 1 GB transcript holds about
-		// 130,000); the index is not used for it
-		streamed := jobs[i].file.Size >= StreamFile
-		if streamed {
-			lg.BeginFile()
-			j := jobs[i]
-			sc, _ := session.As[usage.Scanner](ss[j.sess].Agent)
-			rd := usage.Reader{Big: &big, Stream: lg.AddPart}
-			results[i], errs[i] = rd.ReadFile(ctx, j.file.Path, sc, j.file.Class)
-			if errs[i] == nil {
-				lg.AddPart(results[i])
-				results[i].Requests = nil
-			}
-			if progress != nil {
-				progress(scanned.Add(j.file.Size), total)
-			}
-		}
-		if errs[i] != nil {
-			su.Errors = append(su.Errors, fmt.Sprintf("%s: %v", jobs[i].file.Path, errs[i]))
-			results[i] = &usage.FileUsage{Path: jobs[i].file.Path, Class: jobs[i].file.Class, Context: -1}
-		}
-		fu := results[i]
-		fileSess = append(fileSess, jobs[i].sess)
-		fileCopy = append(fileCopy, fu.Class&usage.Copy != 0)
-		if !streamed {
-			select {
-			case spare <- lg.Add(fu):
-			default:
-			}
-		}
-		if fu.Class&usage.Copy != 0 {
-			// what a copy says of its lines (rejected, damaged, dropped
-			// by ccusage) it says of its original's: not counted twice
-			fu.Rejected, fu.RejectedCount, fu.Corrupt, fu.UsageLines = nil, 0, 0, 0
-			fu.SessctlOnly, fu.SessctlOnlyLines, fu.CCUsageOnly = 0, nil, 0
+	sc, err := scanUsage(ctx, ss, progress, read, func(sess int, f UsageFile) {
+		out[sess].Files = append(out[sess].Files, f.Path)
+	}, func(sess int, fu *usage.FileUsage, err error) {
+		su := out[sess]
+		if err != nil {
+			su.Errors = append(su.Errors, fmt.Sprintf("%s: %v", fu.Path, err))
 		}
 		su.UsageLines += fu.UsageLines
 		su.Rejected += fu.RejectedCount
@@ -395,32 +287,17 @@ func ConsumptionWith(ctx context.Context, ss []*session.Session, progress Progre
 				su.CWD = fu.CWD
 			}
 		}
-		// the file's requests are now owned by the ledger; drop the rest
-		fu.Rejected, fu.SessctlOnlyLines = nil, nil
-		results[i] = nil
-		<-window
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+	})
+	if err != nil {
 		return nil, err
 	}
-	if err := lg.Finish(); err != nil {
-		return nil, err
-	}
+	lg, fileSess, fileCopy := sc.ledger, sc.fileSess, sc.fileCopy
 	// one pass over the winners in the ledger's order: each session's
 	// totals add its requests in that order, as Ledger.Totals of the
 	// session's list would
 	own := make([]usage.Tally, len(out))
 	rotated := make(map[int]*usage.Tally)
-	src := &source{ledger: lg, sessions: out, fileSess: fileSess,
-		sorted: &usage.Sorter{Less: func(a, b *usage.Request) bool {
-			if sa, sb := fileSess[a.File], fileSess[b.File]; sa != sb {
-				return sa < sb
-			}
-			return a.Time < b.Time
-		}}}
-	spilled := lg.Spilled()
-	err := lg.Each(func(r *usage.Request) error {
+	err = lg.Each(func(r *usage.Request) error {
 		s := fileSess[r.File]
 		lg.Tally(&own[s], r)
 		if fileCopy[r.File] {
@@ -445,17 +322,14 @@ func ConsumptionWith(ctx context.Context, ss []*session.Session, progress Progre
 		err = ctx.Err()
 	}
 	if err != nil {
-		src.sorted.Close()
+		sc.close()
 		return nil, err
 	}
-	kept = true
-	if !spilled {
-		// the ledger's list, sorted in place, is the requests by session
-		src.sorted.Adopt(lg.TakeRequests())
-	}
+	sc.sessions = out
+	sc.adopt()
 	for i, su := range out {
 		su.ledger = lg
-		su.src = src
+		su.src = sc
 		su.Totals = lg.Total(&own[i])
 		su.Totals.View = usage.ViewSessctl
 		if t := rotated[i]; t != nil {
@@ -479,6 +353,177 @@ func ConsumptionWith(ctx context.Context, ss []*session.Session, progress Progre
 		}
 	}
 	return out, nil
+}
+
+// scanUsage is the scan under Consumption and CountedRequests: every file
+// of ss that records usage (each announced to job, session by session)
+// read by workers on all cores and merged, in ccusage's order, into one
+// ledger. merged is called in that order, from one goroutine, with each
+// file's session, what the file says (its requests owned by the ledger by
+// then, and what a rotated copy says of its lines cleared: its
+// original's) and the error that stopped its reading, if any. On success
+// the ledger is finished; the caller owns the source's files (close).
+func scanUsage(ctx context.Context, ss []*session.Session, progress Progress, read ReadFile,
+	job func(sess int, f UsageFile), merged func(sess int, fu *usage.FileUsage, err error)) (*source, error) {
+	if read == nil {
+		read = func(ctx context.Context, rd *usage.Reader, path string, _ session.Agent, sc usage.Scanner, class usage.FileClass) (*usage.FileUsage, error) {
+			return rd.ReadFile(ctx, path, sc, class)
+		}
+	}
+	var jobs []fileJob
+	var total int64
+	for i, s := range ss {
+		eachUsageFile(s, func(k int, f UsageFile) {
+			job(i, f)
+			jobs = append(jobs, fileJob{int32(i), int32(k), f.Class, f.Size})
+			total += f.Size
+		})
+	}
+	path := func(j fileJob) string { return ss[j.sess].Files[j.k].Path }
+	// ccusage's order: by path, for deterministic winners among
+	// duplicates; rotated copies after every file they may copy
+	sort.SliceStable(jobs, func(i, j int) bool {
+		ci, cj := jobs[i].class&usage.Copy != 0, jobs[j].class&usage.Copy != 0
+		if ci != cj {
+			return cj
+		}
+		return path(jobs[i]) < path(jobs[j])
+	})
+
+	var scanned atomic.Int64
+	next := atomic.Int64{}
+	// more readers than cores: a reader waiting for the disk leaves its core
+	// to another
+	workers := min(runtime.GOMAXPROCS(0)+2, max(1, len(jobs)))
+	// bound how far scanning may run ahead of the in-order merge, so that
+	// memory holds a few files' requests, not all of them: a reader takes
+	// a token before it takes a job, the merge gives one back after each
+	// file
+	window := make(chan struct{}, workers*4)
+	// so when job i is taken, job i-cap(window) has been merged, and slot
+	// i%cap(window) of the ring is free: what a file gives goes there, and
+	// nothing is held per file of the store
+	ring := make([]chan scannedFile, cap(window))
+	for i := range ring {
+		ring[i] = make(chan scannedFile, 1)
+	}
+	// request lists the ledger has copied go back to the scanners
+	spare := make(chan []usage.Request, workers*4)
+	// one long line at a time in memory, whichever reader meets it
+	var big usage.BigLines
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rd := usage.Reader{Big: &big}
+			for {
+				select {
+				case window <- struct{}{}:
+				case <-ctx.Done():
+					return
+				}
+				i := int(next.Add(1) - 1)
+				if i >= len(jobs) || ctx.Err() != nil {
+					return
+				}
+				j := jobs[i]
+				select {
+				case reqs := <-spare:
+					rd.Reuse(reqs)
+				default:
+				}
+				if j.size >= StreamFile {
+					// the merge reads it, streaming (see there)
+					ring[i%len(ring)] <- scannedFile{}
+					continue
+				}
+				a := ss[j.sess].Agent
+				sc, _ := session.As[usage.Scanner](a)
+				fu, err := read(ctx, &rd, path(j), a, sc, j.class)
+				if progress != nil {
+					progress(scanned.Add(j.size), total)
+				}
+				ring[i%len(ring)] <- scannedFile{fu, err}
+			}
+		}()
+	}
+	lg := &usage.Ledger{}
+	// the ledger's files (if it spills) go with an error or a cancel; on
+	// success they go with the source's close
+	kept := false
+	defer func() {
+		if !kept {
+			lg.Close()
+		}
+	}()
+	// real transcripts hold about one distinct request per 8 KiB; allow for
+	// twice as many (up to the memory budget)
+	lg.Grow(int(min(total/4096, 1<<22)))
+	fileSess := make([]int, 0, len(jobs))
+	fileCopy := make([]bool, 0, len(jobs))
+	for i, j := range jobs {
+		var got scannedFile
+		select {
+		case got = <-ring[i%len(ring)]:
+		case <-ctx.Done():
+			wg.Wait()
+			return nil, ctx.Err()
+		}
+		fu, err := got.fu, got.err
+		// a large file's requests go into the ledger a part at a time as
+		// it is read, here in the merge's order, so that memory does not
+		// grow with one file's requests (a 1 GB transcript holds about
+		// 130,000); the index is not used for it
+		streamed := j.size >= StreamFile
+		if streamed {
+			lg.BeginFile()
+			sc, _ := session.As[usage.Scanner](ss[j.sess].Agent)
+			rd := usage.Reader{Big: &big, Stream: lg.AddPart}
+			fu, err = rd.ReadFile(ctx, path(j), sc, j.class)
+			if err == nil {
+				lg.AddPart(fu)
+				fu.Requests = nil
+			}
+			if progress != nil {
+				progress(scanned.Add(j.size), total)
+			}
+		}
+		if err != nil {
+			fu = &usage.FileUsage{Path: path(j), Class: j.class, Context: -1}
+		}
+		fileSess = append(fileSess, int(j.sess))
+		fileCopy = append(fileCopy, fu.Class&usage.Copy != 0)
+		if !streamed {
+			select {
+			case spare <- lg.Add(fu):
+			default:
+			}
+		}
+		if fu.Class&usage.Copy != 0 {
+			// what a copy says of its lines (rejected, damaged, dropped
+			// by ccusage) it says of its original's: not counted twice
+			fu.Rejected, fu.RejectedCount, fu.Corrupt, fu.UsageLines = nil, 0, 0, 0
+			fu.SessctlOnly, fu.SessctlOnlyLines, fu.CCUsageOnly = 0, nil, 0
+		}
+		merged(int(j.sess), fu, err)
+		<-window
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := lg.Finish(); err != nil {
+		return nil, err
+	}
+	kept = true
+	return &source{ledger: lg, fileSess: fileSess, fileCopy: fileCopy,
+		sorted: &usage.Sorter{Less: func(a, b *usage.Request) bool {
+			if sa, sb := fileSess[a.File], fileSess[b.File]; sa != sb {
+				return sa < sb
+			}
+			return a.Time < b.Time
+		}}}, nil
 }
 
 // Grouping keys for Group.

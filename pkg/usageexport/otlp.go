@@ -49,7 +49,7 @@ type PushResult struct {
 	Sent, AlreadySent, Batches int
 }
 
-// Push sends the requests of sus that the state does not hold as OTLP
+// Push sends the requests of rq that the state does not hold as OTLP
 // metrics with delta temporality: one data point per request and token
 // type, stamped with the request's own time (the point covers the
 // millisecond before it), so history is backfilled where it happened.
@@ -59,7 +59,7 @@ type PushResult struct {
 // rest next time. (A crash that gives no chance to save, SIGKILL or power
 // loss, sends again what was accepted since the last save: the state
 // cannot be written in the same step as the receiver's answer.)
-func Push(ctx context.Context, sus []*stats.SessionUsage, opt OTLPOptions) (PushResult, error) {
+func Push(ctx context.Context, rq *stats.Requests, opt OTLPOptions) (PushResult, error) {
 	var res PushResult
 	if opt.Batch <= 0 {
 		opt.Batch = 500
@@ -101,7 +101,7 @@ func Push(ctx context.Context, sus []*stats.SessionUsage, opt OTLPOptions) (Push
 		}
 		return nil
 	}
-	err := Each(sus, opt.Machine, func(r *Row) error {
+	err := Each(rq, opt.Machine, func(r *Row) error {
 		if opt.State != nil && opt.State.Has(r.Key) {
 			res.AlreadySent++
 			return nil

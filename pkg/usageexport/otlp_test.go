@@ -69,20 +69,21 @@ func (f *fakeExporter) Export(_ context.Context, rm *metricdata.ResourceMetrics)
 	return nil
 }
 
-func consumption(t *testing.T) []*stats.SessionUsage {
+func consumption(t *testing.T) *stats.Requests {
 	t.Helper()
 	res := session.Discover([]session.Root{{Path: "../../testdata/sessions"}, {Path: "../../testdata/claude-2.1.330"}}, false)
-	sus, err := stats.Consumption(context.Background(), res.Sessions, nil)
+	rq, err := stats.CountedRequests(context.Background(), res.Sessions, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return sus
+	t.Cleanup(func() { rq.Close() })
+	return rq
 }
 
 // TestPushOnce: the metrics pushed add up to the rows, and with the state
 // file each request is sent once, through a failed batch and a restart.
 func TestPushOnce(t *testing.T) {
-	sus := consumption(t)
+	rq := consumption(t)
 	var want struct {
 		in, out, cr, cc int64
 		cost            float64
@@ -90,7 +91,7 @@ func TestPushOnce(t *testing.T) {
 		times           map[int64]bool
 	}
 	want.times = map[int64]bool{}
-	Each(sus, "m", func(r *Row) error {
+	Each(rq, "m", func(r *Row) error {
 		want.in += r.InputTokens
 		want.out += r.OutputTokens
 		want.cr += r.CacheReadTokens
@@ -116,7 +117,7 @@ func TestPushOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Push(context.Background(), sus, OTLPOptions{Exporter: fake, State: st, Machine: "m", Batch: 4, Now: now})
+	res, err := Push(context.Background(), rq, OTLPOptions{Exporter: fake, State: st, Machine: "m", Batch: 4, Now: now})
 	if err == nil || res.Sent != 4 || res.Batches != 1 {
 		t.Fatalf("first run: %+v, %v; want 4 sent and the error", res, err)
 	}
@@ -125,7 +126,7 @@ func TestPushOnce(t *testing.T) {
 	if err != nil || st.Len() != 4 {
 		t.Fatalf("state after the failed run: %d keys, %v", st.Len(), err)
 	}
-	res, err = Push(context.Background(), sus, OTLPOptions{Exporter: fake, State: st, Machine: "m", Batch: 4, Now: now})
+	res, err = Push(context.Background(), rq, OTLPOptions{Exporter: fake, State: st, Machine: "m", Batch: 4, Now: now})
 	if err != nil || res.Sent != want.rows-4 || res.AlreadySent != 4 {
 		t.Fatalf("second run: %+v, %v", res, err)
 	}
@@ -148,7 +149,7 @@ func TestPushOnce(t *testing.T) {
 	// a third run (cron, the next day) sends nothing
 	st, _ = LoadState(path)
 	calls := fake.calls
-	res, err = Push(context.Background(), sus, OTLPOptions{Exporter: fake, State: st, Machine: "m", Batch: 4, Now: now})
+	res, err = Push(context.Background(), rq, OTLPOptions{Exporter: fake, State: st, Machine: "m", Batch: 4, Now: now})
 	if err != nil || res.Sent != 0 || res.AlreadySent != want.rows || fake.calls != calls {
 		t.Fatalf("third run: %+v, %v, %d export calls", res, err, fake.calls-calls)
 	}

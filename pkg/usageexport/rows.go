@@ -99,31 +99,30 @@ func Key(agent, session string, r *usage.Request) string {
 	return hex.EncodeToString(h.Sum(sum[:0])[:16])
 }
 
-// Each calls fn with a row for every counted request of sus, session by
+// Each calls fn with a row for every counted request of rq, session by
 // session in their order, each session's requests by time; the requests
-// stream from stats.EachRequest, so nothing holds them all. The row is
-// reused between calls: fn copies what it keeps. machine names this
-// machine in every row.
-func Each(sus []*stats.SessionUsage, machine string, fn func(*Row) error) error {
+// stream from rq, so nothing holds them all. The row is reused between
+// calls: fn copies what it keeps. machine names this machine in every row.
+func Each(rq *stats.Requests, machine string, fn func(*Row) error) error {
 	var row Row
 	var ts int64
 	var cost float64
-	var last *stats.SessionUsage
+	var last *stats.SessionRef
 	var agent string
 	var project *string
-	return stats.EachRequest(sus, func(su *stats.SessionUsage, r *usage.Request) error {
-		if su != last {
-			last, agent, project = su, string(su.Agent), nil
+	return rq.Each(func(s *stats.SessionRef, r *usage.Request) error {
+		if s != last {
+			last, agent, project = s, string(s.Agent), nil
 			switch {
-			case su.CWD != "":
-				project = &su.CWD
-			case su.Project != "":
-				project = &su.Project
+			case s.CWD != "":
+				project = &s.CWD
+			case s.Project != "":
+				project = &s.Project
 			}
 		}
-		m := su.Model(r)
-		row = Row{SchemaVersion: SchemaVersion, Key: Key(agent, su.ID, r), Agent: agent,
-			Machine: machine, Project: project, Session: su.ID,
+		m := rq.Model(r)
+		row = Row{SchemaVersion: SchemaVersion, Key: Key(agent, s.ID, r), Agent: agent,
+			Machine: machine, Project: project, Session: s.ID,
 			InputTokens: r.Usage.Input, OutputTokens: r.Usage.Output,
 			CacheReadTokens: r.Usage.CacheRead, CacheCreationTokens: r.Usage.CacheCreation,
 			CacheCreation5mTokens: r.Usage.CacheCreation - r.Usage.CacheCreation1h,

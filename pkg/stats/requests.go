@@ -1,0 +1,95 @@
+package stats
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/sessctl/sessctl/pkg/session"
+	"github.com/sessctl/sessctl/pkg/usage"
+)
+
+// Requests are the requests Consumption counts, without the sessions'
+// totals: what a caller that only passes each request on needs (export
+// --usage). Per session it holds only names, so that a store of 100,000
+// sessions costs a few MB here rather than the hundreds that their totals,
+// by-model maps and line lists take.
+type Requests struct {
+	// Sessions are the sessions, in the order given to CountedRequests.
+	Sessions []SessionRef
+	// Errors lists files that could not be read (their requests are not
+	// counted), at most maxErrors of them; Unread counts them all.
+	Errors []string
+	Unread int
+	src    *source
+}
+
+// SessionRef names a session of Requests.
+type SessionRef struct {
+	Agent   session.Agent
+	ID      string
+	Project string
+	// CWD is the working directory the session's gauge file records
+	// (Codex's session_meta, Kimi), "" when none: as SessionUsage.CWD
+	// before the caller's own.
+	CWD string
+}
+
+// maxErrors bounds Requests.Errors.
+const maxErrors = 20
+
+// CountedRequests scans the recorded usage of ss as ConsumptionWith does,
+// the same requests after the same de-duplication, and keeps no totals.
+// Close frees the requests' files.
+func CountedRequests(ctx context.Context, ss []*session.Session, progress Progress, read ReadFile) (*Requests, error) {
+	rq := &Requests{Sessions: make([]SessionRef, len(ss))}
+	for i, s := range ss {
+		rq.Sessions[i] = SessionRef{Agent: s.Agent, ID: s.ID, Project: s.Project}
+	}
+	src, err := scanUsage(ctx, ss, progress, read, func(int, UsageFile) {}, func(sess int, fu *usage.FileUsage, err error) {
+		if err != nil {
+			if rq.Unread++; len(rq.Errors) < maxErrors {
+				rq.Errors = append(rq.Errors, fmt.Sprintf("%s: %v", fu.Path, err))
+			}
+		}
+		if fu.Class&usage.Gauge != 0 {
+			// as Consumption sets them
+			ref := &rq.Sessions[sess]
+			if ref.Project == "" && fu.CWD != "" {
+				ref.Project = fu.CWD
+			}
+			if ref.CWD == "" {
+				ref.CWD = fu.CWD
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	src.adopt()
+	rq.src = src
+	return rq, nil
+}
+
+// Each calls fn with the requests, session by session in the order of
+// Sessions, each session's requests by time (in the ledger's order among
+// equal times): the order of EachRequest. fn may keep nothing of r.
+func (rq *Requests) Each(fn func(s *SessionRef, r *usage.Request) error) error {
+	if rq.src == nil {
+		return nil
+	}
+	return rq.src.each(func(sess int, r *usage.Request) error { return fn(&rq.Sessions[sess], r) })
+}
+
+// Model returns the model name of one of the requests.
+func (rq *Requests) Model(r *usage.Request) string { return rq.src.ledger.Model(r) }
+
+// Close frees what holds the requests (the files of a scan that spilled
+// to disk); Each gives nothing more.
+func (rq *Requests) Close() error {
+	if rq.src == nil {
+		return nil
+	}
+	err := rq.src.close()
+	rq.src = nil
+	return err
+}
