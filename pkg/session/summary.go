@@ -345,7 +345,9 @@ func HeadCWD(s *Session) string {
 		return ""
 	}
 	defer fh.Close()
-	r := jsonl.NewReader(fh)
+	// a small buffer: a store's every session head may be read, and a
+	// longer line is still read whole
+	r := jsonl.NewReaderSize(fh, 8<<10)
 	r.MaxLineSize = 1 << 20
 	for i := 0; i < headLines; i++ {
 		l, err := r.Next()
