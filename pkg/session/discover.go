@@ -764,12 +764,24 @@ func (d *discoverer) dirHas(dir, name string) bool {
 // attachFlatAgents gives the old flat agent-<id>.jsonl subagent files to the
 // session named by their sessionId, or makes them sessions of their own.
 func (d *discoverer) attachFlatAgents() {
-	byKey := map[string]*Session{}
+	if len(d.flat) == 0 {
+		return
+	}
+	// only the sessions of directories that hold such files: a store of
+	// 100,000 sessions need not be keyed whole
+	dirs := map[string]bool{}
+	for _, fa := range d.flat {
+		dirs[fa.dir] = true
+	}
+	type key struct{ dir, id string }
+	byKey := map[key]*Session{}
 	for _, s := range d.res.Sessions {
-		byKey[filepath.Dir(s.Main)+"\x00"+s.ID] = s
+		if dir := filepath.Dir(s.Main); dirs[dir] {
+			byKey[key{dir, s.ID}] = s
+		}
 	}
 	for _, fa := range d.flat {
-		if s, ok := byKey[fa.dir+"\x00"+fa.sessionID]; ok && fa.sessionID != "" {
+		if s, ok := byKey[key{fa.dir, fa.sessionID}]; ok && fa.sessionID != "" {
 			s.Files = append(s.Files, fa.file)
 			continue
 		}
