@@ -371,7 +371,6 @@ const (
 func renderGroups(w io.Writer, out statsManyJSON, withCCUsage bool, col colorer) {
 	fmt.Fprintf(w, "Recorded usage by %s (tokens the APIs reported; cache read/write counted apart)\n", out.By)
 	fmt.Fprintf(w, "%s\n\n", sessctlView)
-	tw := trimWriter(w)
 	var short func(string) string
 	if out.By == stats.BySession {
 		ids := make([]string, len(out.Sessions))
@@ -385,8 +384,9 @@ func renderGroups(w io.Writer, out statsManyJSON, withCCUsage bool, col colorer)
 	if byAgent {
 		head = append(head[:1], head[2:]...)
 	}
-	t := newTable(tw, head...)
-	for _, g := range out.Groups {
+	// one row at a time, measured then written (drawRows): 100,000
+	// sessions are 100,000 rows, which tablewriter held several times over
+	cells := func(g *stats.GroupRow) []string {
 		key := g.Key
 		if out.By == stats.BySession {
 			if _, id, ok := strings.Cut(key, ":"); ok {
@@ -406,16 +406,23 @@ func renderGroups(w io.Writer, out statsManyJSON, withCCUsage bool, col colorer)
 		if byAgent {
 			row = append(row[:1], row[2:]...)
 		}
-		t.Append(row)
+		return row
 	}
 	total := []string{"TOTAL", "", thousands(int64(len(out.Sessions))), thousands(out.Totals.Input), thousands(out.Totals.Output),
 		thousands(out.Totals.CacheRead), thousands(out.Totals.CacheCreation), col.bold(thousands(out.Totals.Total())), dollars(out.Totals), ""}
 	if byAgent {
 		total = append(total[:1], total[2:]...)
 	}
-	t.Append(total)
-	t.Render()
-	flushTable(tw)
+	drawRows(w, head, len(out.Groups)+1, func(k int, ws []int) []string {
+		row := total
+		if k < len(out.Groups) {
+			row = cells(&out.Groups[k])
+		}
+		for i, c := range row {
+			ws[i] = cellWidth(c)
+		}
+		return row
+	})
 	var notes []string
 	if out.Rejected > 0 {
 		notes = append(notes, fmt.Sprintf("%s could not be counted", plural(out.Rejected, "usage line")))
@@ -551,7 +558,7 @@ func renderReport(w io.Writer, rep *stats.Report, col colorer) {
 		tw := trimWriter(w)
 		tb := newTable(tw, "  MODEL", "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "TOTAL")
 		for _, m := range t.Models() {
-			u := t.ByModel[m]
+			u := t.ByModel.Get(m)
 			tb.Append([]string{"  " + line(m), thousands(u.Input), thousands(u.Output), thousands(u.CacheRead), thousands(u.CacheCreation), thousands(u.Total())})
 		}
 		tb.Append([]string{"  total", thousands(t.Input), thousands(t.Output), thousands(t.CacheRead), thousands(t.CacheCreation), col.bold(thousands(t.Total()))})
