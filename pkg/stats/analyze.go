@@ -785,7 +785,7 @@ func (a *analyzer) finish() {
 	c.Left = int64(l.CompactAt) - c.Tokens
 
 	if a.clientSource != "" {
-		rep.ClientCheck = newClientCheck(a.clientSource, a.clientLine, a.clientTotals, rep.Consumption.Totals.ByModel)
+		rep.ClientCheck = newClientCheck(a.clientSource, a.clientLine, a.clientTotals, rep.Consumption.Totals.ByModel.Map())
 		rep.ClientCheck.CostUSD = a.clientCost
 	}
 }

@@ -351,6 +351,8 @@ func ConsumptionWith(ctx context.Context, ss []*session.Session, progress Progre
 		if ex, ok := session.As[usage.ViewsExplainer](su.Agent); ok && su.PerResponse > 0 && su.PerResponseView != su.CumulativeView {
 			su.ViewsDiffer = ex.ExplainViews(su.PerResponse, su.PerResponseView, su.CumulativeView)
 		}
+		// the tallies' lists go as their totals are made
+		own[i], ccu[i] = usage.Tally{}, usage.Tally{}
 	}
 	return out, nil
 }
@@ -549,25 +551,52 @@ var ErrBadGroup = errors.New("unknown grouping")
 // Group totals sessions by session, project, day (of each request, in loc)
 // or model, largest total first (days: oldest first).
 func Group(sus []*SessionUsage, by string, loc *time.Location) ([]GroupRow, error) {
-	rows := map[string]*GroupRow{}
-	sessions := map[string]map[*SessionUsage]bool{}
-	agents := map[string]map[string]bool{}
-	get := func(k string, su *SessionUsage) *GroupRow {
-		r, ok := rows[k]
+	// a group's sessions come one after another (sus in order, and
+	// EachRequest session by session), so counting them needs only the
+	// last; its agents are a few
+	type acc struct {
+		row    GroupRow
+		last   *SessionUsage
+		merged int  // whole sessions' totals merged into row
+		shared bool // row.Totals shares the maps of the one merged
+	}
+	rows := map[string]*acc{}
+	get := func(k string, su *SessionUsage) *acc {
+		a, ok := rows[k]
 		if !ok {
-			r = &GroupRow{Key: k}
-			rows[k] = r
-			sessions[k] = map[*SessionUsage]bool{}
-			agents[k] = map[string]bool{}
+			a = &acc{row: GroupRow{Key: k}}
+			rows[k] = a
 		}
-		sessions[k][su] = true
-		agents[k][string(su.Agent)] = true
-		return r
+		if a.last != su {
+			a.last = su
+			a.row.Sessions++
+		}
+		if ag := string(su.Agent); !slices.Contains(a.row.Agents, ag) {
+			a.row.Agents = append(a.row.Agents, ag)
+		}
+		return a
+	}
+	// merge adds totals t of a whole session: a group's first is taken as
+	// it is, its maps shared (read only from here on), so that grouping
+	// 100,000 sessions by session copies none of their by-model maps
+	merge := func(a *acc, t usage.Totals) {
+		a.merged++
+		switch {
+		case a.merged == 1:
+			a.row.Totals, a.shared = t, true
+		case a.shared:
+			own := usage.Totals{}
+			own.Merge(a.row.Totals)
+			own.Merge(t)
+			a.row.Totals, a.shared = own, false
+		default:
+			a.row.Totals.Merge(t)
+		}
 	}
 	for _, su := range sus {
 		switch by {
 		case BySession:
-			get(string(su.Agent)+":"+su.ID, su).Totals.Merge(su.Totals)
+			merge(get(string(su.Agent)+":"+su.ID, su), su.Totals)
 		case ByProject:
 			p := su.CWD
 			if p == "" {
@@ -576,9 +605,9 @@ func Group(sus []*SessionUsage, by string, loc *time.Location) ([]GroupRow, erro
 			if p == "" {
 				p = "(none)"
 			}
-			get(p, su).Totals.Merge(su.Totals)
+			merge(get(p, su), su.Totals)
 		case ByAgent:
-			get(string(su.Agent), su).Totals.Merge(su.Totals)
+			merge(get(string(su.Agent), su), su.Totals)
 		case ByDay, ByModel:
 			// below, request by request
 		default:
@@ -596,7 +625,7 @@ func Group(sus []*SessionUsage, by string, loc *time.Location) ([]GroupRow, erro
 			if r.Time > 0 {
 				k = time.UnixMilli(r.Time).In(loc).Format("2006-01-02")
 			}
-			get(k, su).Totals.Add(r, su.Model(r))
+			get(k, su).row.Totals.Add(r, su.Model(r))
 			return nil
 		})
 	case ByModel:
@@ -608,7 +637,7 @@ func Group(sus []*SessionUsage, by string, loc *time.Location) ([]GroupRow, erro
 			if m == "" {
 				m = "(unknown)"
 			}
-			get(m, su).Totals.Add(r, m)
+			get(m, su).row.Totals.Add(r, m)
 			return nil
 		})
 	}
@@ -616,13 +645,9 @@ func Group(sus []*SessionUsage, by string, loc *time.Location) ([]GroupRow, erro
 		return nil, err
 	}
 	out := make([]GroupRow, 0, len(rows))
-	for k, r := range rows {
-		r.Sessions = len(sessions[k])
-		for a := range agents[k] {
-			r.Agents = append(r.Agents, a)
-		}
-		sort.Strings(r.Agents)
-		out = append(out, *r)
+	for _, a := range rows {
+		sort.Strings(a.row.Agents)
+		out = append(out, a.row)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if by == ByDay {

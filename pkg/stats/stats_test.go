@@ -62,7 +62,7 @@ func TestHandCheckClaude(t *testing.T) {
 	if got.Input != 348 || got.Output != 115 || got.CacheRead != 35342 || got.CacheCreation != 0 || got.Total() != 35805 || got.Requests != 2 {
 		t.Errorf("consumption %+v", got)
 	}
-	if u := got.ByModel["claude-opus-4-8"]; u.Total() != 35805 {
+	if u := got.ByModel.Get("claude-opus-4-8"); u.Total() != 35805 {
 		t.Errorf("by model %+v", got.ByModel)
 	}
 	c := rep.Context

@@ -465,8 +465,8 @@ type Totals struct {
 	// View says which count the numbers are: ViewSessctl or ViewCCUsage.
 	View View `json:"view,omitempty"`
 	session.Usage
-	Requests int                      `json:"requests"`
-	ByModel  map[string]session.Usage `json:"by_model,omitempty"`
+	Requests int     `json:"requests"`
+	ByModel  ByModel `json:"by_model,omitempty"`
 	// LastActivity is the newest request time.
 	LastActivity time.Time `json:"last_activity,omitzero"`
 	// CostUSD is what the requests cost by the price table (Prices), each
@@ -573,13 +573,10 @@ func (t *Totals) Add(r *Request, model string) {
 
 // addModel adds u to the row of model m ("(unknown)" when m is empty).
 func (t *Totals) addModel(m string, u session.Usage) {
-	if t.ByModel == nil {
-		t.ByModel = map[string]session.Usage{}
-	}
 	if m == "" {
 		m = "(unknown)"
 	}
-	t.ByModel[m] = t.ByModel[m].Add(u)
+	t.ByModel.add(m, u)
 }
 
 // Totals counts the requests reqs of lg: the same as Totals.Add for each
@@ -654,8 +651,8 @@ func (t *Totals) Merge(o Totals) {
 	}
 	t.Usage = t.Usage.Add(o.Usage)
 	t.Requests += o.Requests
-	for m, u := range o.ByModel {
-		t.addModel(m, u)
+	for _, e := range o.ByModel {
+		t.addModel(e.Model, e.Usage)
 	}
 	t.CostUSD += o.CostUSD
 	for m, n := range o.Unpriced {
@@ -672,11 +669,11 @@ func (t *Totals) Merge(o Totals) {
 // Models returns the model names of t, largest total first.
 func (t *Totals) Models() []string {
 	var ms []string
-	for m := range t.ByModel {
-		ms = append(ms, m)
+	for _, e := range t.ByModel {
+		ms = append(ms, e.Model)
 	}
 	sort.Slice(ms, func(i, j int) bool {
-		ti, tj := t.ByModel[ms[i]].Total(), t.ByModel[ms[j]].Total()
+		ti, tj := t.ByModel.Get(ms[i]).Total(), t.ByModel.Get(ms[j]).Total()
 		if ti != tj {
 			return ti > tj
 		}

@@ -3,6 +3,7 @@ package usage
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -392,5 +393,49 @@ func TestLineReaderMeasuresLongLinesInAFile(t *testing.T) {
 	// the two lines that fit, once each, and a little
 	if limit := uint64(16<<20 + bound + 2<<20); alloc > limit {
 		t.Errorf("reading the file allocated %d MiB (> %d MiB)", alloc>>20, limit>>20)
+	}
+}
+
+// ByModel is written as encoding/json writes the map it replaced, and
+// read back.
+func TestByModelJSONAsMap(t *testing.T) {
+	var b ByModel
+	m := map[string]session.Usage{}
+	for i, name := range []string{"zeta", "a<b>&c", "gpt-5", "", "claude-opus-4-8", "Zeta", "é"} {
+		u := session.Usage{Input: int64(i + 1), Output: int64(10 * i), CacheCreation1h: int64(i % 2)}
+		b.add(name, u)
+		b.add(name, u)
+		m[name] = u.Add(u)
+	}
+	for _, escape := range []bool{false, true} {
+		var got, want bytes.Buffer
+		for w, v := range map[*bytes.Buffer]any{&got: struct {
+			B ByModel `json:"b,omitempty"`
+		}{b}, &want: struct {
+			B map[string]session.Usage `json:"b,omitempty"`
+		}{m}} {
+			enc := json.NewEncoder(w)
+			enc.SetEscapeHTML(escape)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got.String() != want.String() {
+			t.Errorf("escape %v:\n got %s\nwant %s", escape, got.String(), want.String())
+		}
+	}
+	var back ByModel
+	if err := json.Unmarshal([]byte(`{"x":{"input_tokens":3},"a":{"output_tokens":2}}`), &back); err != nil {
+		t.Fatal(err)
+	}
+	if len(back) != 2 || back[0].Model != "a" || back.Get("x").Input != 3 || back.Get("a").Output != 2 || back.Get("none") != (session.Usage{}) {
+		t.Errorf("read back %+v", back)
+	}
+	empty, _ := json.Marshal(struct {
+		B ByModel `json:"b,omitempty"`
+	}{})
+	if string(empty) != "{}" {
+		t.Errorf("empty: %s", empty)
 	}
 }
