@@ -425,3 +425,16 @@ func (d *Dir) Sync() error {
 	}
 	return nil
 }
+
+// SetModTime sets the modification time of name in the directory, not
+// following a symlink; the access time is left as it is.
+func (d *Dir) SetModTime(name string, mtime time.Time) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	ts := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, unix.NsecToTimespec(mtime.UnixNano())}
+	if err := unix.UtimesNanoAt(d.fd(), name, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return d.pathErr("utimensat", name, err)
+	}
+	return nil
+}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sessctl/sessctl/pkg/fsroot"
 )
@@ -208,6 +209,25 @@ func (a *AtomicFile) Binary() { a.binary = true }
 // rename over it): for a new file beside the one it replaces, such as the
 // plain form of a compressed rollout.
 func (a *AtomicFile) NoClobber() { a.noClobber = true }
+
+// SetModTime gives the temp file the modification time mtime (call it once
+// everything is written: a later Write would change it again), so that the
+// published file keeps the time of the file it stands for.
+func (a *AtomicFile) SetModTime(mtime time.Time) error {
+	if a.done {
+		return errors.New("atomic file already committed or aborted")
+	}
+	return a.dir.SetModTime(a.tmp, mtime)
+}
+
+// ReadTemp opens the temp file for reading (through the directory handle),
+// so that what was written can be verified before Commit.
+func (a *AtomicFile) ReadTemp() (*os.File, error) {
+	if a.done {
+		return nil, errors.New("atomic file already committed or aborted")
+	}
+	return a.dir.Open(a.tmp)
+}
 
 // Abort removes the temp file and leaves the target as it was.
 func (a *AtomicFile) Abort() error {
