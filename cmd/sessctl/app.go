@@ -200,6 +200,7 @@ func allCommands(env *appEnv) []*cli.Command {
 		statsCommand(env),
 		checkpointsCommand(env), grepCommand(env), exportCommand(env), revertCommand(env), repairCommand(env), redactCommand(env), rotationsCommand(env), restoreCommand(env), pruneRotationsCommand(env), diffCommand(env),
 		cleanupCommand(env),
+		compressCommand(env),
 		watchCommand(env),
 		showCommand(env),
 		// more commands: add one line each

@@ -207,12 +207,24 @@ func compressIn(ctx context.Context, dir *fsroot.Dir, base string, it *Item, opt
 			return it
 		})
 	}
+	lockName := safety.LockName(base)
+	_, lockErr := dir.Lstat(lockName)
 	lock, err := safety.LockIn(dir, base, it.Path)
 	if err != nil {
 		if errors.Is(err, safety.ErrLocked) {
 			return it.refuse(CodeLocked, reason(err), err)
 		}
 		return it.fail(err)
+	}
+	if lockErr != nil {
+		// a lock file made now is a side file of the session whose mtime
+		// would make the session look just updated (ls, cleanup's age):
+		// it gets the transcript's mtime, which compress keeps
+		defer func(mtime time.Time) {
+			if l, err := dir.Lstat(lockName); err == nil && l.Mode.IsRegular() && l.Size == 0 && l.ModTime.After(mtime) {
+				dir.SetModTime(lockName, mtime)
+			}
+		}(info.ModTime)
 	}
 	defer lock.Unlock()
 	// under the lock: the file as it is now is the file compressed

@@ -158,6 +158,11 @@ func TestCompressRoundTrip(t *testing.T) {
 			if it.CompressedSize != fi.Size() || it.Size != int64(len(tc.data)) {
 				t.Errorf("sizes %d → %d, want %d → %d", it.Size, it.CompressedSize, len(tc.data), fi.Size())
 			}
+			// the lock file, a side file of the session, does not make it
+			// look just updated
+			if fi, err := os.Stat(filepath.Join(filepath.Dir(z), safety.LockName(rolloutName))); err != nil || fi.ModTime().After(old) {
+				t.Errorf("the lock file is newer than the session (%v)", err)
+			}
 			if names := entries(t, filepath.Dir(z)); len(names) != 1 || names[0] != rolloutName+".zst" {
 				t.Errorf("directory holds %q", names)
 			}
