@@ -48,7 +48,9 @@ func compressCommand(env *appEnv) *cli.Command {
 			if opt.agent, err = agentOpt(c); err != nil {
 				return err
 			}
-			if opt.olderThan, err = parseAge(c.String("older-than")); err != nil {
+			if a := c.String("older-than"); a == "0" {
+				opt.olderThan = 0
+			} else if opt.olderThan, err = parseAge(a); err != nil {
 				return usageErrorf("--older-than: %v", err)
 			}
 			return runCompress(c.Context, env, opt)
