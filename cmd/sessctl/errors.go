@@ -14,7 +14,7 @@ import (
 // Exit codes. Scripts should treat any code they do not know as failure.
 const (
 	exitOK       = 0   // success; for check: no problems
-	exitFindings = 1   // the command worked and found problems (check), or had nothing it could do (compact of a short session)
+	exitFindings = 1   // the command worked and found problems (check), or had nothing it could do (compact of a short session, compress of a named session its client could not read)
 	exitError    = 2   // usage error, or an I/O error such as a missing or unreadable path
 	exitRefused  = 3   // refused for safety: the session is live, locked or changed under us (use --force where offered)
 	exitSignal   = 130 // interrupted
