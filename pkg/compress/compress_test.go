@@ -127,7 +127,7 @@ func TestCompressRoundTrip(t *testing.T) {
 	}{
 		{"rollout", content, 0o640},
 		{"empty", nil, 0o644},
-		{"large", bytes.Repeat(content, 20000), 0o600}, // 6 MB: several blocks
+		{"large", bytes.Repeat(content, 8000), 0o600}, // 2.5 MB: several blocks
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := codexSession(t, tc.data, tc.mode, old)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func mkfile(t *testing.T, p, content string) {
@@ -207,5 +208,50 @@ func TestLinkReservesAndCreateIsExclusive(t *testing.T) {
 	c, _ := d.Lstat("c")
 	if !a.SameFile(c) || a.Nlink != 2 {
 		t.Fatalf("link: %+v %+v", a, c)
+	}
+}
+
+// SetModTime sets the mtime to the nanosecond, leaves the atime, and does
+// not follow a symlink.
+func TestSetModTime(t *testing.T) {
+	root := t.TempDir()
+	mkfile(t, filepath.Join(root, "f"), "x")
+	mkfile(t, filepath.Join(root, "target"), "y")
+	if err := os.Symlink("target", filepath.Join(root, "link")); err != nil {
+		t.Fatal(err)
+	}
+	atime := time.Date(2021, 3, 4, 5, 6, 7, 0, time.UTC)
+	for _, n := range []string{"f", "target"} {
+		if err := os.Chtimes(filepath.Join(root, n), atime, atime); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := OpenDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	mtime := time.Date(2020, 1, 2, 3, 4, 5, 123456789, time.UTC)
+	if err := d.SetModTime("f", mtime); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(root, "f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fi.ModTime().Equal(mtime) {
+		t.Errorf("mtime %v, want %v", fi.ModTime(), mtime)
+	}
+	if st := fi.Sys().(*syscall.Stat_t); !time.Unix(st.Atim.Unix()).Equal(atime) {
+		t.Errorf("atime changed to %v", time.Unix(st.Atim.Unix()))
+	}
+	if err := d.SetModTime("link", mtime); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(filepath.Join(root, "target")); !fi.ModTime().Equal(atime) {
+		t.Errorf("the symlink's target got mtime %v", fi.ModTime())
+	}
+	if err := d.SetModTime("../f", mtime); err == nil {
+		t.Error("a name leading out of the directory was accepted")
 	}
 }
