@@ -61,7 +61,7 @@ func compressCommand(env *appEnv) *cli.Command {
 // compressReport is compress --json.
 type compressReport struct {
 	DryRun    bool             `json:"dry_run"`
-	OlderThan string           `json:"older_than"`
+	OlderThan string           `json:"older_than"` // as 7d, 12h, 90m
 	Sessions  []*compress.Item `json:"sessions"`
 	Summary   compressSummary  `json:"summary"`
 	Errors    []string         `json:"errors"`
@@ -85,7 +85,7 @@ func runCompress(ctx context.Context, env *appEnv, opt compressOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	rep := compressReport{DryRun: opt.dryRun, OlderThan: opt.olderThan.String(), Sessions: []*compress.Item{}, Errors: []string{}}
+	rep := compressReport{DryRun: opt.dryRun, OlderThan: shortAge(opt.olderThan), Sessions: []*compress.Item{}, Errors: []string{}}
 	var firstErr error
 	fail := func(err error) {
 		rep.Errors = append(rep.Errors, err.Error())
@@ -125,6 +125,12 @@ func runCompress(ctx context.Context, env *appEnv, opt compressOptions) error {
 	for _, s := range ss {
 		if opt.agent != "" && s.Agent != opt.agent {
 			continue
+		}
+		if ctx.Err() != nil {
+			// Ctrl-C: what was compressed is reported, the rest is left
+			// as it is (and not listed)
+			worse(exitSignal)
+			break
 		}
 		it := compress.Session(ctx, s, co)
 		sum := &rep.Summary
@@ -236,7 +242,7 @@ func renderCompress(env *appEnv, rep compressReport, named bool) {
 	} else {
 		head = fmt.Sprintf("compressed %s (%s → %s)", plural(s.Compressed, "session"), humanBytes(s.Bytes), humanBytes(s.CompressedBytes))
 	}
-	head += fmt.Sprintf("; %d refused, %d failed, %d skipped, %d not older than %s", s.Refused, s.Failed, s.Skipped, s.NotCold, shortAge(rep.OlderThan))
+	head += fmt.Sprintf("; %d refused, %d failed, %d skipped, %d not older than %s", s.Refused, s.Failed, s.Skipped, s.NotCold, rep.OlderThan)
 	fmt.Fprintln(w, head)
 	if rep.DryRun && s.WouldCompress > 0 {
 		fmt.Fprintln(w, "dry run: nothing was changed; run again without --dry-run to compress the above")
@@ -244,11 +250,7 @@ func renderCompress(env *appEnv, rep compressReport, named bool) {
 }
 
 // shortAge shows a --older-than duration the way it is given (7d, 12h).
-func shortAge(d string) string {
-	t, err := time.ParseDuration(d)
-	if err != nil {
-		return d
-	}
+func shortAge(t time.Duration) string {
 	switch {
 	case t == 0:
 		return "0s"
