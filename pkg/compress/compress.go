@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -325,6 +326,11 @@ func write(ctx context.Context, dir *fsroot.Dir, base string, info fsroot.Info, 
 		zinfo = fsrootInfo(st)
 		return nil
 	})
+	if errors.Is(err, fs.ErrExist) {
+		// a .zst appeared meanwhile (Codex's own maintenance?): linkat
+		// replaced nothing, the plain file stays the session
+		return it.skip(CodeHasZst, fmt.Sprintf("%s appeared beside it while sessctl compressed it (the plain file is the session); nothing was changed", zname))
+	}
 	if err != nil {
 		return it.failOrRefuse(ctx, err)
 	}

@@ -422,3 +422,47 @@ func TestCompressedFileSkipped(t *testing.T) {
 		t.Fatalf("status %s %s", it.Status, it.Code)
 	}
 }
+
+// Another sessctl working on the session (its lock held) makes it a
+// refusal; nothing is changed.
+func TestCompressRefusesLockedSession(t *testing.T) {
+	s := codexSession(t, content, 0o644, old)
+	l, err := safety.LockFile(s.Main)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Unlock()
+	it := Session(context.Background(), s, opts())
+	if it.Status != StatusRefused || it.Code != CodeLocked || !errors.Is(it.Err(), safety.ErrLocked) {
+		t.Fatalf("status %s %s (%s, %v)", it.Status, it.Code, it.Reason, it.Err())
+	}
+	assertUntouched(t, s, content, old)
+}
+
+// A .zst that appears while the copy is made (Codex's own maintenance
+// running at the same time) is never replaced: the run is skipped, the
+// plain file stays.
+func TestCompressNeverReplacesAZstThatAppears(t *testing.T) {
+	s := codexSession(t, content, 0o644, old)
+	z := s.Main + ".zst"
+	o := opts()
+	o.Fault = func(step string) error {
+		if step == StepVerified {
+			return os.WriteFile(z, []byte("theirs"), 0o644)
+		}
+		return nil
+	}
+	it := Session(context.Background(), s, o)
+	if it.Status != StatusSkipped || it.Code != CodeHasZst {
+		t.Fatalf("status %s %s (%s)", it.Status, it.Code, it.Reason)
+	}
+	if got, _ := os.ReadFile(z); string(got) != "theirs" {
+		t.Errorf("the .zst that appeared was replaced")
+	}
+	if got, _ := os.ReadFile(s.Main); !bytes.Equal(got, content) {
+		t.Error("the plain file changed")
+	}
+	if names := entries(t, filepath.Dir(s.Main)); len(names) != 2 {
+		t.Errorf("directory holds %q", names)
+	}
+}
