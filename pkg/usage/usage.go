@@ -199,7 +199,10 @@ func (fu *FileUsage) Add(r Request, line []byte) {
 		// the k-th line with these bytes in this file: lines a client
 		// writes twice stay two requests (ccusage counts both), and a
 		// rotated copy's k-th is the same request
-		h := HashKey(line, nil, false)
+		// HashKey(line, nil, false), and HashKey(line, n, true) from the
+		// same hash of the line: the line is hashed once
+		h0 := mixBytes(hashSeed, line)
+		h := nonZero(h0)
 		if fu.lines == nil {
 			fu.lines = map[uint64]uint32{}
 		}
@@ -207,7 +210,7 @@ func (fu *FileUsage) Add(r Request, line []byte) {
 		fu.lines[h] = k + 1
 		var n [4]byte
 		binary.LittleEndian.PutUint32(n[:], k)
-		r.line = HashKey(line, n[:], true)
+		r.line = nonZero(mixBytes(h0^hashSecond, n[:]))
 	}
 	fu.Requests = append(fu.Requests, r)
 	if fu.stream != nil && len(fu.Requests) >= StreamPart {
@@ -740,12 +743,20 @@ func LooksCorrupt(line []byte, torn bool) bool {
 // would merge two requests, and at 64 bits that needs billions of them. The
 // key is never 0.
 func HashKey(id, req []byte, hasReq bool) uint64 {
-	k := mixBytes(0x9e3779b97f4a7c15, id)
+	k := mixBytes(hashSeed, id)
 	if hasReq {
-		k = mixBytes(k^0xff51afd7ed558ccd, req)
+		k = mixBytes(k^hashSecond, req)
 	}
+	return nonZero(k)
+}
+
+// HashKey's constants: the seed, and what separates the second id.
+const hashSeed, hashSecond = 0x9e3779b97f4a7c15, 0xff51afd7ed558ccd
+
+// nonZero is k, or 1 for 0: a key is never 0.
+func nonZero(k uint64) uint64 {
 	if k == 0 {
-		k = 1
+		return 1
 	}
 	return k
 }

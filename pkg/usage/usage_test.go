@@ -394,3 +394,26 @@ func TestLineReaderMeasuresLongLinesInAFile(t *testing.T) {
 		t.Errorf("reading the file allocated %d MiB (> %d MiB)", alloc>>20, limit>>20)
 	}
 }
+
+// Add keys a request by its line once hashed: the same keys as hashing it
+// again with the line's count in the file (HashKey with a second id), as
+// the keys were made before; the k-th copy of a line gets the k-th key.
+func TestAddLineKeys(t *testing.T) {
+	var fu FileUsage
+	lines := []string{"", "a", `{"x":1}`, "0123456789abcdef0123", `{"x":1}`, "a", `{"x":1}`}
+	for _, l := range lines {
+		fu.Add(Request{Counted: true}, []byte(l))
+	}
+	seen := map[string]uint32{}
+	for i, l := range lines {
+		var n [4]byte
+		n[0] = byte(seen[l])
+		seen[l]++
+		if want := HashKey([]byte(l), n[:], true); fu.Requests[i].line != want {
+			t.Errorf("line %d %q: key %x, want %x", i, l, fu.Requests[i].line, want)
+		}
+	}
+	if h := HashKey([]byte(`{"x":1}`), nil, false); fu.lines[h] != 3 {
+		t.Errorf("lines[%x] = %d, want 3", h, fu.lines[h])
+	}
+}
