@@ -45,6 +45,11 @@ func tokenCountFast(line []byte, ev *codexEv) bool {
 		return false
 	}
 	i += k + 1
+	// most lines are response items: the byte after `,"type":"` (or the
+	// ordinal's 'o') turns them away before any longer comparison
+	if len(b) < i+len(kinds) || b[i+9] != 'e' && b[i+2] != 'o' {
+		return false
+	}
 	if hasAt(b, i, ord) {
 		j := i + len(ord)
 		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
@@ -132,23 +137,33 @@ func tokenCountFast(line []byte, ev *codexEv) bool {
 func usageFast(b []byte, i int, u *codexRaw) int {
 	*u = codexRaw{}
 	for {
+		// the key by its first letters, then the whole of it
+		if i+8 > len(b) || b[i] != '"' {
+			return -1
+		}
 		var dst *int64
-		switch {
-		case hasAt(b, i, `"input_tokens":`):
-			dst, i = &u.in, i+len(`"input_tokens":`)
-		case hasAt(b, i, `"cached_input_tokens":`):
-			dst, i = &u.cached, i+len(`"cached_input_tokens":`)
-		case hasAt(b, i, `"cache_write_input_tokens":`):
-			dst, i = &u.write, i+len(`"cache_write_input_tokens":`)
-		case hasAt(b, i, `"output_tokens":`):
-			dst, i = &u.out, i+len(`"output_tokens":`)
-		case hasAt(b, i, `"reasoning_output_tokens":`):
-			dst, i = &u.reasoning, i+len(`"reasoning_output_tokens":`)
-		case hasAt(b, i, `"total_tokens":`):
-			dst, i = &u.total, i+len(`"total_tokens":`)
+		var key string
+		switch b[i+1] {
+		case 'i':
+			dst, key = &u.in, `"input_tokens":`
+		case 'c':
+			dst, key = &u.cached, `"cached_input_tokens":`
+			if b[i+6] == '_' {
+				dst, key = &u.write, `"cache_write_input_tokens":`
+			}
+		case 'o':
+			dst, key = &u.out, `"output_tokens":`
+		case 'r':
+			dst, key = &u.reasoning, `"reasoning_output_tokens":`
+		case 't':
+			dst, key = &u.total, `"total_tokens":`
 		default:
 			return -1
 		}
+		if !hasAt(b, i, key) {
+			return -1
+		}
+		i += len(key)
 		v, j := digitsFast(b, i)
 		if j < 0 || v > usage.MaxRequestTokens*1000 {
 			return -1
