@@ -273,6 +273,7 @@ type Ledger struct {
 type dedupe struct {
 	byMsg map[uint64]msgEntry
 	more  map[uint64]int32 // exact index entries not in byMsg
+	hint  int              // the size byMsg is made with (Ledger.Grow)
 }
 
 type msgEntry struct {
@@ -368,7 +369,12 @@ func (lg *Ledger) add(fu *FileUsage) {
 // first reports whether a request is not one a rotated copy repeats: a
 // request without keys is known by its line; in a copy, a line seen before
 // is a request counted already.
-func (lg *Ledger) first(r *Request, copy bool) bool { return first(&lg.copied, r, copy) }
+func (lg *Ledger) first(r *Request, copy bool) bool {
+	if lg.copied == nil && r.Key == 0 && r.line != 0 {
+		lg.copied = make(map[uint64]struct{}, lg.own.hint)
+	}
+	return first(&lg.copied, r, copy)
+}
 
 // first is Ledger.first over the set of lines counted so far.
 func first(copied *map[uint64]struct{}, r *Request, copy bool) bool {
@@ -387,16 +393,18 @@ func first(copied *map[uint64]struct{}, r *Request, copy bool) bool {
 
 // Grow makes room for about n more requests (a hint: it saves growing the
 // tables one doubling at a time). Room in the list that is never used costs
-// address space more than memory; the map is sized for half of it.
+// address space more than memory; the index is made for half of it.
 func (lg *Ledger) Grow(n int) {
 	n = min(n, lg.budget())
 	if n <= 0 || lg.spill != nil {
 		return
 	}
 	lg.Requests = append(make([]Request, 0, len(lg.Requests)+n), lg.Requests...)
-	if lg.own.byMsg == nil {
-		lg.own.byMsg = make(map[uint64]msgEntry, n/2)
-	}
+	// the index a request list uses is made at its first request, at this
+	// size: requests with keys (Claude Code) use only the message index,
+	// those without (Codex, clawdcode) only the set of lines, and a map
+	// made and never used costs its pages all the same
+	lg.own.hint = n / 2
 }
 
 // Model returns the model name of one of lg's requests.
@@ -434,7 +442,7 @@ func (d *dedupe) push(list []Request, r *Request) []Request {
 		return append(list, *r)
 	}
 	if d.byMsg == nil {
-		d.byMsg = map[uint64]msgEntry{}
+		d.byMsg = make(map[uint64]msgEntry, d.hint)
 	}
 	e, found := d.byMsg[r.MsgKey]
 	at, ok := d.exact(e, found, r.Key)
