@@ -711,14 +711,42 @@ func ParseMillis(b []byte) (int64, error) {
 			return n
 		}
 		y, mo, d, h, mi, se, ms := num(0, 4), num(5, 7), num(8, 10), num(11, 13), num(14, 16), num(17, 19), num(20, 23)
-		if y >= 0 && mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && h >= 0 && h < 24 && mi >= 0 && mi < 60 && se >= 0 && se < 60 && ms >= 0 {
-			t := time.Date(y, time.Month(mo), d, h, mi, se, ms*1e6, time.UTC)
-			if t.Day() == d { // not 31 February
-				return t.UnixMilli(), nil
-			}
+		if y >= 0 && mo >= 1 && mo <= 12 && d >= 1 && d <= daysIn(y, mo) && h >= 0 && h < 24 && mi >= 0 && mi < 60 && se >= 0 && se < 60 && ms >= 0 {
+			return daysFromCivil(y, mo, d)*86_400_000 + int64(h)*3_600_000 + int64(mi)*60_000 + int64(se)*1000 + int64(ms), nil
 		}
 	}
 	return ParseRFC3339(string(b))
+}
+
+// daysIn is the number of days of month m (1-12) of year y.
+func daysIn(y, m int) int {
+	switch m {
+	case 2:
+		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
+}
+
+// daysFromCivil is the number of days from 1970-01-01 to y-m-d in the
+// proleptic Gregorian calendar (Howard Hinnant's days_from_civil), for
+// y >= 0: what time.Date would give, without its normalising.
+func daysFromCivil(y, m, d int) int64 {
+	if m <= 2 {
+		y--
+	}
+	era := y / 400
+	if y < 0 {
+		era = (y - 399) / 400
+	}
+	yoe := y - era*400
+	doy := (153*((m+9)%12)+2)/5 + d - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return int64(era)*146097 + int64(doe) - 719468
 }
 
 // ParseRFC3339 returns a timestamp in Unix milliseconds.
