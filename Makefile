@@ -8,13 +8,18 @@ LDFLAGS  := -s -w -X main.buildCommit=$(COMMIT)
 # urfave/cli's markdown and man page output is not used; leaving it out
 # drops blackfriday and its start-up cost (about 1.5 ms a run)
 TAGS     ?= urfave_cli_no_docs
+# the binary is built without cgo: only net and os/user (through the OTLP
+# exporter) would use it, and a binary linked to libc starts through the
+# dynamic loader and cgo's set-up, about 2.5 ms and 1.6 MB more a run.
+# (Only for the binary: the race detector of make test needs cgo.)
+BUILDENV := CGO_ENABLED=0
 
 .PHONY: all build install man test test-heavy lint fmt-check vet staticcheck unit bench fuzz fuzz-brief e2e e2e-latest compare-ccusage compare-tiktoken compare-duckdb e2e-otlp clean
 
 all: build
 
 build:
-	$(GO) build -trimpath -buildvcs=auto -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/sessctl
+	$(BUILDENV) $(GO) build -trimpath -buildvcs=auto -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/sessctl
 
 MANDIR   ?= $(PREFIX)/share/man/man1
 FISHDIR  ?= $(PREFIX)/share/fish/vendor_completions.d
@@ -26,7 +31,7 @@ FISHDIR  ?= $(PREFIX)/share/fish/vendor_completions.d
 # so that the installed binary stays without the docs code
 install:
 	mkdir -p $(PREFIX)/bin $(MANDIR) $(FISHDIR)
-	$(GO) build -trimpath -buildvcs=auto -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(PREFIX)/bin/sessctl ./cmd/sessctl
+	$(BUILDENV) $(GO) build -trimpath -buildvcs=auto -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(PREFIX)/bin/sessctl ./cmd/sessctl
 	$(GO) run -trimpath ./cmd/sessctl gen-man > $(MANDIR)/sessctl.1.tmp && mv $(MANDIR)/sessctl.1.tmp $(MANDIR)/sessctl.1
 	$(PREFIX)/bin/sessctl completion fish > $(FISHDIR)/sessctl.fish.tmp && mv $(FISHDIR)/sessctl.fish.tmp $(FISHDIR)/sessctl.fish
 

@@ -95,7 +95,7 @@ func awaitInterrupted(env *appEnv, done <-chan error) error {
 // readOnlyCommands write nothing, whatever their flags; cleanup writes only
 // with --apply.
 var readOnlyCommands = map[string]bool{"ls": true, "check": true, "stats": true, "checkpoints": true, "rotations": true,
-	"diff": true, "show": true, "watch": true, "completion": true}
+	"diff": true, "show": true, "watch": true, "completion": true, "du": true}
 
 func readOnly(c *cli.Context) bool {
 	name := c.Command.Name
@@ -199,7 +199,7 @@ func allCommands(env *appEnv) []*cli.Command {
 		completionCommand(env),
 		statsCommand(env),
 		checkpointsCommand(env), grepCommand(env), exportCommand(env), revertCommand(env), repairCommand(env), redactCommand(env), rotationsCommand(env), restoreCommand(env), pruneRotationsCommand(env), diffCommand(env),
-		cleanupCommand(env),
+		cleanupCommand(env), duCommand(env),
 		compressCommand(env),
 		watchCommand(env),
 		showCommand(env),

@@ -334,6 +334,12 @@ func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt s
 // The heads are read by a few readers side by side: a store of 100,000
 // Claude Code sessions is 100,000 files to open.
 func projectPaths(ss []*session.Session) map[*session.Session]string {
+	return headCWDs(ss, false)
+}
+
+// headCWDs is projectPaths; keyless also reads the heads of the sessions
+// whose path names no project (Codex: the rollout's session_meta).
+func headCWDs(ss []*session.Session, keyless bool) map[*session.Session]string {
 	cwds := make([]string, len(ss))
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -345,7 +351,7 @@ func projectPaths(ss []*session.Session) map[*session.Session]string {
 				switch s := ss[i]; {
 				case filepath.IsAbs(s.Project):
 					cwds[i] = s.Project
-				case s.Project != "":
+				case s.Project != "" || keyless:
 					cwds[i] = session.HeadCWD(s)
 				}
 			}

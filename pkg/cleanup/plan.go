@@ -81,6 +81,9 @@ type Plan struct {
 	StoreBytes   int64 `json:"store_bytes"`
 	AllSessions  int   `json:"sessions_found"`
 	KeptSessions int   `json:"sessions_kept"`
+	// Found are the sessions in scope that discovery found (sessctl du
+	// reports on them all).
+	Found []*session.Session `json:"-"`
 
 	roots []root
 	real  realCache // directory -> its real path (symlinks resolved)
@@ -266,6 +269,9 @@ func MakePlan(opt Options) (*Plan, error) {
 		cands = append(cands, c)
 	}
 	p.AllSessions = len(cands)
+	for _, c := range cands {
+		p.Found = append(p.Found, c.s)
+	}
 
 	// --keep: the N newest of each project stay
 	if opt.Keep > 0 {

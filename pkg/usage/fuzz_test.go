@@ -35,3 +35,19 @@ func FuzzLexerSkip(f *testing.F) {
 		}
 	})
 }
+
+// ParseMillis's fast path must read every timestamp as time.Parse does,
+// and refuse what it refuses.
+func FuzzParseMillis(f *testing.F) {
+	for _, s := range []string{"2026-11-22T02:58:38.406Z", "2024-02-29T23:59:59.999Z", "2023-02-29T23:59:59.999Z", "2026-11-22T24:58:38.406Z",
+		"2026-11-22T02:58:60.406Z", "0000-01-01T00:00:00.000Z", "2026-11-22T02:58:38.406z", "2026-11-22T02:58:38Z", "2026-11-22T03:58:38.406+01:00"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, err := ParseMillis(b)
+		want, err2 := ParseRFC3339(string(b))
+		if (err == nil) != (err2 == nil) || got != want {
+			t.Fatalf("%q: %d %v, time.Parse %d %v", b, got, err, want, err2)
+		}
+	})
+}

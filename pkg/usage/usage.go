@@ -199,7 +199,10 @@ func (fu *FileUsage) Add(r Request, line []byte) {
 		// the k-th line with these bytes in this file: lines a client
 		// writes twice stay two requests (ccusage counts both), and a
 		// rotated copy's k-th is the same request
-		h := HashKey(line, nil, false)
+		// HashKey(line, nil, false), and HashKey(line, n, true) from the
+		// same hash of the line: the line is hashed once
+		h0 := mixBytes(hashSeed, line)
+		h := nonZero(h0)
 		if fu.lines == nil {
 			fu.lines = map[uint64]uint32{}
 		}
@@ -207,7 +210,7 @@ func (fu *FileUsage) Add(r Request, line []byte) {
 		fu.lines[h] = k + 1
 		var n [4]byte
 		binary.LittleEndian.PutUint32(n[:], k)
-		r.line = HashKey(line, n[:], true)
+		r.line = nonZero(mixBytes(h0^hashSecond, n[:]))
 	}
 	fu.Requests = append(fu.Requests, r)
 	if fu.stream != nil && len(fu.Requests) >= StreamPart {
@@ -270,6 +273,7 @@ type Ledger struct {
 type dedupe struct {
 	byMsg map[uint64]msgEntry
 	more  map[uint64]int32 // exact index entries not in byMsg
+	hint  int              // the size byMsg is made with (Ledger.Grow)
 }
 
 type msgEntry struct {
@@ -365,7 +369,12 @@ func (lg *Ledger) add(fu *FileUsage) {
 // first reports whether a request is not one a rotated copy repeats: a
 // request without keys is known by its line; in a copy, a line seen before
 // is a request counted already.
-func (lg *Ledger) first(r *Request, copy bool) bool { return first(&lg.copied, r, copy) }
+func (lg *Ledger) first(r *Request, copy bool) bool {
+	if lg.copied == nil && r.Key == 0 && r.line != 0 {
+		lg.copied = make(map[uint64]struct{}, lg.own.hint)
+	}
+	return first(&lg.copied, r, copy)
+}
 
 // first is Ledger.first over the set of lines counted so far.
 func first(copied *map[uint64]struct{}, r *Request, copy bool) bool {
@@ -384,16 +393,18 @@ func first(copied *map[uint64]struct{}, r *Request, copy bool) bool {
 
 // Grow makes room for about n more requests (a hint: it saves growing the
 // tables one doubling at a time). Room in the list that is never used costs
-// address space more than memory; the map is sized for half of it.
+// address space more than memory; the index is made for half of it.
 func (lg *Ledger) Grow(n int) {
 	n = min(n, lg.budget())
 	if n <= 0 || lg.spill != nil {
 		return
 	}
 	lg.Requests = append(make([]Request, 0, len(lg.Requests)+n), lg.Requests...)
-	if lg.own.byMsg == nil {
-		lg.own.byMsg = make(map[uint64]msgEntry, n/2)
-	}
+	// the index a request list uses is made at its first request, at this
+	// size: requests with keys (Claude Code) use only the message index,
+	// those without (Codex, clawdcode) only the set of lines, and a map
+	// made and never used costs its pages all the same
+	lg.own.hint = n / 2
 }
 
 // Model returns the model name of one of lg's requests.
@@ -431,7 +442,7 @@ func (d *dedupe) push(list []Request, r *Request) []Request {
 		return append(list, *r)
 	}
 	if d.byMsg == nil {
-		d.byMsg = map[uint64]msgEntry{}
+		d.byMsg = make(map[uint64]msgEntry, d.hint)
 	}
 	e, found := d.byMsg[r.MsgKey]
 	at, ok := d.exact(e, found, r.Key)
@@ -697,14 +708,42 @@ func ParseMillis(b []byte) (int64, error) {
 			return n
 		}
 		y, mo, d, h, mi, se, ms := num(0, 4), num(5, 7), num(8, 10), num(11, 13), num(14, 16), num(17, 19), num(20, 23)
-		if y >= 0 && mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && h >= 0 && h < 24 && mi >= 0 && mi < 60 && se >= 0 && se < 60 && ms >= 0 {
-			t := time.Date(y, time.Month(mo), d, h, mi, se, ms*1e6, time.UTC)
-			if t.Day() == d { // not 31 February
-				return t.UnixMilli(), nil
-			}
+		if y >= 0 && mo >= 1 && mo <= 12 && d >= 1 && d <= daysIn(y, mo) && h >= 0 && h < 24 && mi >= 0 && mi < 60 && se >= 0 && se < 60 && ms >= 0 {
+			return daysFromCivil(y, mo, d)*86_400_000 + int64(h)*3_600_000 + int64(mi)*60_000 + int64(se)*1000 + int64(ms), nil
 		}
 	}
 	return ParseRFC3339(string(b))
+}
+
+// daysIn is the number of days of month m (1-12) of year y.
+func daysIn(y, m int) int {
+	switch m {
+	case 2:
+		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
+}
+
+// daysFromCivil is the number of days from 1970-01-01 to y-m-d in the
+// proleptic Gregorian calendar (Howard Hinnant's days_from_civil), for
+// y >= 0: what time.Date would give, without its normalising.
+func daysFromCivil(y, m, d int) int64 {
+	if m <= 2 {
+		y--
+	}
+	era := y / 400
+	if y < 0 {
+		era = (y - 399) / 400
+	}
+	yoe := y - era*400
+	doy := (153*((m+9)%12)+2)/5 + d - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return int64(era)*146097 + int64(doe) - 719468
 }
 
 // ParseRFC3339 returns a timestamp in Unix milliseconds.
@@ -737,12 +776,20 @@ func LooksCorrupt(line []byte, torn bool) bool {
 // would merge two requests, and at 64 bits that needs billions of them. The
 // key is never 0.
 func HashKey(id, req []byte, hasReq bool) uint64 {
-	k := mixBytes(0x9e3779b97f4a7c15, id)
+	k := mixBytes(hashSeed, id)
 	if hasReq {
-		k = mixBytes(k^0xff51afd7ed558ccd, req)
+		k = mixBytes(k^hashSecond, req)
 	}
+	return nonZero(k)
+}
+
+// HashKey's constants: the seed, and what separates the second id.
+const hashSeed, hashSecond = 0x9e3779b97f4a7c15, 0xff51afd7ed558ccd
+
+// nonZero is k, or 1 for 0: a key is never 0.
+func nonZero(k uint64) uint64 {
 	if k == 0 {
-		k = 1
+		return 1
 	}
 	return k
 }

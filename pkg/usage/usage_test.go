@@ -439,3 +439,44 @@ func TestByModelJSONAsMap(t *testing.T) {
 		t.Errorf("empty: %s", empty)
 	}
 }
+
+// Add keys a request by its line once hashed: the same keys as hashing it
+// again with the line's count in the file (HashKey with a second id), as
+// the keys were made before; the k-th copy of a line gets the k-th key.
+func TestAddLineKeys(t *testing.T) {
+	var fu FileUsage
+	lines := []string{"", "a", `{"x":1}`, "0123456789abcdef0123", `{"x":1}`, "a", `{"x":1}`}
+	for _, l := range lines {
+		fu.Add(Request{Counted: true}, []byte(l))
+	}
+	seen := map[string]uint32{}
+	for i, l := range lines {
+		var n [4]byte
+		n[0] = byte(seen[l])
+		seen[l]++
+		if want := HashKey([]byte(l), n[:], true); fu.Requests[i].line != want {
+			t.Errorf("line %d %q: key %x, want %x", i, l, fu.Requests[i].line, want)
+		}
+	}
+	if h := HashKey([]byte(`{"x":1}`), nil, false); fu.lines[h] != 3 {
+		t.Errorf("lines[%x] = %d, want 3", h, fu.lines[h])
+	}
+}
+
+// ParseMillis's own calendar arithmetic agrees with time.Parse on the
+// ends of every month of every four-digit year, and on times of day.
+func TestParseMillisCalendar(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for y := 0; y <= 9999; y++ {
+		for m := 1; m <= 12; m++ {
+			for _, d := range []int{0, 1, 28, 29, 30, 31, 32} {
+				s := fmt.Sprintf("%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", y, m, d, r.IntN(25), r.IntN(61), r.IntN(61), r.IntN(1000))
+				got, err := ParseMillis([]byte(s))
+				want, err2 := ParseRFC3339(s)
+				if (err == nil) != (err2 == nil) || got != want {
+					t.Fatalf("%s: %d %v, time.Parse %d %v", s, got, err, want, err2)
+				}
+			}
+		}
+	}
+}

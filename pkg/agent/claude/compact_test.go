@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -417,4 +418,19 @@ func (m memSource) Backward(_ context.Context, fn func(off int64, raw []byte) (b
 		}
 	}
 	return nil
+}
+
+// toolName is the regexp it replaces, byte for byte.
+func TestToolNameIsTheRegexp(t *testing.T) {
+	re := regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,256}$`)
+	cases := []string{"", "Read", "mcp__srv__tool", "a.b:c-d_e", "with space", "Bash\n", "\nBash", "é", "a/b", "x\x00",
+		strings.Repeat("a", 256), strings.Repeat("a", 257), strings.Repeat("é", 100)}
+	for c := byte(0); c < 255; c++ {
+		cases = append(cases, string([]byte{c}), "T"+string([]byte{c})+"z")
+	}
+	for _, s := range cases {
+		if got, want := toolName(s), re.MatchString(s); got != want {
+			t.Errorf("toolName(%q) = %v, the regexp says %v", s, got, want)
+		}
+	}
 }

@@ -71,3 +71,28 @@ func BenchmarkUsageKinds(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTokenCountFast is the fast path over the corpus's token_count
+// lines, and BenchmarkTokenCountEvent the full decoder over the same.
+func BenchmarkTokenCountFast(b *testing.B)  { benchTokenCount(b, tokenCountFast) }
+func BenchmarkTokenCountEvent(b *testing.B) { benchTokenCount(b, codexEvent) }
+
+func benchTokenCount(b *testing.B, read func([]byte, *codexEv) bool) {
+	var lines [][]byte
+	var n int64
+	for _, f := range benchCorpus(b) {
+		for _, l := range bytes.Split(f, []byte("\n")) {
+			if bytes.Contains(l, []byte(`"token_count"`)) {
+				lines = append(lines, l)
+				n += int64(len(l)) + 1
+			}
+		}
+	}
+	b.SetBytes(n)
+	var ev codexEv
+	for b.Loop() {
+		for _, l := range lines {
+			read(l, &ev)
+		}
+	}
+}

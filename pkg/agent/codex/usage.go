@@ -6,7 +6,6 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/sessctl/sessctl/pkg/session"
 	"github.com/sessctl/sessctl/pkg/termtext"
@@ -74,6 +73,12 @@ type codexState struct {
 // ScanUsage implements usage.Scanner. The model is the latest
 // turn_context's, DefaultModel before any (ccusage's fallback too).
 func (Home) ScanUsage(lr *usage.LineReader, fu *usage.FileUsage) error {
+	return scanUsage(lr, fu, true)
+}
+
+// scanUsage is ScanUsage; without useFast, every line goes through usageKinds
+// and codexEvent (the tests hold the fast path to that).
+func scanUsage(lr *usage.LineReader, fu *usage.FileUsage, useFast bool) error {
 	own, ccu := codexState{}, codexState{}
 	model, ccModel := DefaultModel, DefaultModel
 	pending := 0              // token_usage_records not yet matched by a change of the running total
@@ -90,27 +95,31 @@ func (Home) ScanUsage(lr *usage.LineReader, fu *usage.FileUsage) error {
 		if fu.CWD == "" && lr.Num() <= 3 && bytes.Contains(line, []byte("session_meta")) {
 			fu.CWD = codexCWD(line)
 		}
-		isTC, isRec, isTurn := usageKinds(line)
-		if !isTC && !isTurn && !isRec {
-			if usage.LooksCorrupt(line, lr.Torn()) {
+		// most usage lines are token_count events in Codex's own layout,
+		// read at once; every other line is classified and decoded
+		fast := useFast && tokenCountFast(line, ev)
+		if !fast {
+			isTC, isRec, isTurn := usageKinds(line)
+			if !isTC && !isTurn && !isRec {
+				if usage.LooksCorrupt(line, lr.Torn()) {
+					fu.Corrupt++
+				}
+				continue
+			}
+			if !codexEvent(line, ev) {
 				fu.Corrupt++
+				if isTC {
+					fu.Reject(lr.Num(), "corrupt token_count line (not valid JSON)")
+				} else if isRec {
+					fu.Reject(lr.Num(), "corrupt token_usage_record line (not valid JSON)")
+				}
+				continue
 			}
-			continue
 		}
-		if !codexEvent(line, ev) {
-			fu.Corrupt++
-			if isTC {
-				fu.Reject(lr.Num(), "corrupt token_count line (not valid JSON)")
-			} else if isRec {
-				fu.Reject(lr.Num(), "corrupt token_usage_record line (not valid JSON)")
-			}
-			continue
-		}
-		ccSees := func(t string) bool { return bytes.Contains(line, []byte(`"type":"`+t+`"`)) }
 		if ev.typ == "turn_context" {
 			if ev.model != "" {
 				model = ev.model
-				if ccSees("turn_context") {
+				if bytes.Contains(line, ccTurnContext) {
 					ccModel = ev.model
 				}
 			}
@@ -140,10 +149,7 @@ func (Home) ScanUsage(lr *usage.LineReader, fu *usage.FileUsage) error {
 			if ev.resp.zero() {
 				continue
 			}
-			var t int64
-			if ts, err := time.Parse(time.RFC3339Nano, ev.timestamp); err == nil {
-				t = ts.UnixMilli()
-			}
+			t, _ := usage.ParseMillis(ev.ts)
 			u := ev.resp.usage()
 			fu.Add(usage.Request{Line: int32(lr.Num()), Time: t, Model: fu.ModelID(model), Usage: u, Counted: true}, line)
 			fu.PerResponse++
@@ -170,11 +176,9 @@ func (Home) ScanUsage(lr *usage.LineReader, fu *usage.FileUsage) error {
 			fu.Reject(lr.Num(), "token_count "+why)
 			continue
 		}
-		ccVisible := ccSees("event_msg") && ccSees("token_count")
-		var t int64
-		if ts, err := time.Parse(time.RFC3339Nano, ev.timestamp); err == nil {
-			t = ts.UnixMilli()
-		}
+		// ccusage's prefilter (the fast path's layout holds both)
+		ccVisible := fast || bytes.Contains(line, ccEventMsg) && bytes.Contains(line, ccTokenCount)
+		t, _ := usage.ParseMillis(ev.ts)
 		d, counted := own.sessctl(ev)
 		if counted && d.zero() {
 			counted = false
@@ -191,7 +195,7 @@ func (Home) ScanUsage(lr *usage.LineReader, fu *usage.FileUsage) error {
 		}
 		var cd codexRaw
 		cc := false
-		if ccVisible && ev.timestamp != "" {
+		if ccVisible && len(ev.ts) > 0 {
 			cd, cc = ccu.ccusage(ev)
 		}
 		if counted && d.zero() {
@@ -207,7 +211,7 @@ func (Home) ScanUsage(lr *usage.LineReader, fu *usage.FileUsage) error {
 			switch {
 			case !ccVisible:
 				fu.CountedNotByCCUsage(lr.Num(), "spaced JSON: no exact \"type\":\"token_count\" bytes")
-			case ev.timestamp == "":
+			case len(ev.ts) == 0:
 				fu.CountedNotByCCUsage(lr.Num(), "no timestamp")
 			}
 		}
@@ -334,8 +338,15 @@ func (s *codexState) ccusage(ev *codexEv) (codexRaw, bool) {
 	return out, ok
 }
 
+// the exact bytes ccusage's prefilters look for
+var (
+	ccEventMsg    = []byte(`"type":"event_msg"`)
+	ccTokenCount  = []byte(`"type":"token_count"`)
+	ccTurnContext = []byte(`"type":"turn_context"`)
+)
+
 type codexEv struct {
-	timestamp   string
+	ts          []byte // the timestamp, unescaped: a part of the line or a copy
 	typ, ptype  string
 	model       string
 	info        bool
@@ -355,7 +366,10 @@ func codexEvent(line []byte, ev *codexEv) bool {
 		switch string(k) {
 		case "timestamp":
 			if l.Peek() == '"' {
-				ev.timestamp = l.Text()
+				ev.ts = l.Str()
+				if bytes.IndexByte(ev.ts, '\\') >= 0 {
+					ev.ts = []byte(usage.UnescapeJSON(ev.ts))
+				}
 			}
 		case "type":
 			if l.Peek() == '"' {
