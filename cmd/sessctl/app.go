@@ -199,7 +199,7 @@ func allCommands(env *appEnv) []*cli.Command {
 		completionCommand(env),
 		statsCommand(env),
 		checkpointsCommand(env), grepCommand(env), exportCommand(env), revertCommand(env), repairCommand(env), redactCommand(env), rotationsCommand(env), restoreCommand(env), pruneRotationsCommand(env), diffCommand(env),
-		cleanupCommand(env),
+		cleanupCommand(env), trashCommand(env),
 		watchCommand(env),
 		showCommand(env),
 		// more commands: add one line each

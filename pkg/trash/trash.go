@@ -335,7 +335,6 @@ func (e *Entry) Move(i int, from *fsroot.Dir, name string, id safety.Identity) e
 		}
 	}
 	e.moved = append(e.moved, moved{i: i, from: from, name: name})
-	from.Sync()
 	return nil
 }
 
@@ -461,7 +460,11 @@ func (e *Entry) Finish() error {
 	}
 	e.m.Files = files
 	e.m.Complete = true
-	err := e.writeManifest()
+	// the renames into files/ are made durable before the manifest says so
+	err := e.files.Sync()
+	if err == nil {
+		err = e.writeManifest()
+	}
 	e.close()
 	return err
 }
@@ -572,7 +575,9 @@ func (t *Trash) List() ([]*Manifest, []Broken, error) {
 // ErrNoEntry is matched by Find's error for an ID no entry has.
 var ErrNoEntry = errors.New("no such trash entry")
 
-// Find is the entry named id, or the one entry whose name starts with id.
+// Find is the entry named id, or the one entry whose name starts with id,
+// or else the one entry of the session id (its session id, or a prefix of
+// it): what cleanup printed is enough to find it.
 func (t *Trash) Find(id string) (string, error) {
 	if !ValidID(id) {
 		return "", fmt.Errorf("%q: %w (entry ids are letters, digits and dashes)", id, ErrNoEntry)
@@ -593,11 +598,38 @@ func (t *Trash) Find(id string) (string, error) {
 			found = append(found, e.Name())
 		}
 	}
+	if len(found) == 0 {
+		ms, _, err := t.List()
+		if err != nil {
+			return "", err
+		}
+		var exact []string
+		for _, m := range ms {
+			if m.SessionID == id {
+				exact = append(exact, m.ID)
+			} else if strings.HasPrefix(m.SessionID, id) {
+				found = append(found, m.ID)
+			}
+		}
+		if len(exact) > 0 {
+			found = exact
+		}
+	}
 	switch len(found) {
 	case 0:
 		return "", fmt.Errorf("%s: %w in %s", id, ErrNoEntry, t.Path())
 	case 1:
 		return found[0], nil
 	}
-	return "", fmt.Errorf("%s: matches %d trash entries (%s, …); give more of the id", id, len(found), found[0])
+	return "", &AmbiguousError{ID: id, Entries: found}
+}
+
+// AmbiguousError is Find's error for an id that more than one entry has.
+type AmbiguousError struct {
+	ID      string
+	Entries []string
+}
+
+func (e *AmbiguousError) Error() string {
+	return fmt.Sprintf("%s: %d trash entries match (%s)", e.ID, len(e.Entries), strings.Join(e.Entries, ", "))
 }
