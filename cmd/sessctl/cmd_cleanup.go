@@ -11,8 +11,8 @@ import (
 
 	"github.com/sessctl/sessctl/pkg/cleanup"
 	"github.com/sessctl/sessctl/pkg/safety"
-	"github.com/sessctl/sessctl/pkg/trash"
 	"github.com/sessctl/sessctl/pkg/session"
+	"github.com/sessctl/sessctl/pkg/trash"
 	"github.com/urfave/cli/v2"
 )
 
