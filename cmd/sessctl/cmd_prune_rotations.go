@@ -129,7 +129,7 @@ groups:
 		group := groups[k]
 		ts := make([]rotation.PruneTarget, len(group))
 		for i, s := range group {
-			ts[i] = rotation.PruneTarget{Main: s.Main, Agent: s.Agent}
+			ts[i] = rotation.PruneTarget{Main: s.Main, Agent: s.Agent, ID: s.ID}
 		}
 		// each session's lock is held while its rotations go: no revert or
 		// restore may reserve a name meanwhile

@@ -44,13 +44,16 @@ func Prune(anchor, main string, agent session.Agent, keep int, dryRun bool, now 
 		return nil, err
 	}
 	defer dir.Close()
-	return prune(dir, nil, anchor, main, agent, keep, dryRun, now, nil)
+	return prune(dir, nil, anchor, PruneTarget{Main: main, Agent: agent}, keep, dryRun, now, nil)
 }
 
 // PruneTarget is one session file for PruneDir.
 type PruneTarget struct {
 	Main  string
 	Agent session.Agent
+	// ID is the session's id, recorded in a trash entry (the file's name
+	// when empty).
+	ID string
 }
 
 // PruneDir is Prune for session files that share one directory: the
@@ -100,7 +103,7 @@ func PruneDirTo(ctx context.Context, anchor string, ts []PruneTarget, keep int, 
 		default:
 			base := filepath.Base(t.Main)
 			mine := append(append(make([]fs.DirEntry, 0, len(parts[base])+len(shared)+1), parts[base]...), shared...)
-			res[i], errs[i] = prune(dir, mine, anchor, t.Main, t.Agent, keep, dryRun, now, tr)
+			res[i], errs[i] = prune(dir, mine, anchor, t, keep, dryRun, now, tr)
 		}
 	}
 	return res, errs
@@ -147,7 +150,8 @@ func partition(ents []fs.DirEntry) (parts map[string][]fs.DirEntry, shared []fs.
 
 // prune prunes main's rotations in dir, its directory; ents is a listing
 // of dir already read, or nil to read it under the lock.
-func prune(dir *fsroot.Dir, ents []fs.DirEntry, anchor, main string, agent session.Agent, keep int, dryRun bool, now time.Time, tr *trash.Trash) (*PruneResult, error) {
+func prune(dir *fsroot.Dir, ents []fs.DirEntry, anchor string, t PruneTarget, keep int, dryRun bool, now time.Time, tr *trash.Trash) (*PruneResult, error) {
+	main, agent := t.Main, t.Agent
 	base := filepath.Base(main)
 	res := &PruneResult{}
 	if !dryRun {
@@ -179,7 +183,7 @@ func prune(dir *fsroot.Dir, ents []fs.DirEntry, anchor, main string, agent sessi
 	}
 	res.Kept = keep
 	if tr != nil && !dryRun {
-		return pruneToTrash(dir, anchor, main, agent, rs[:len(rs)-keep], res, tr, now)
+		return pruneToTrash(dir, anchor, t, rs[:len(rs)-keep], res, tr, now)
 	}
 	var errs []error
 	for _, r := range rs[:len(rs)-keep] {
@@ -233,14 +237,18 @@ func OpenSessionDir(anchor, main string) (*fsroot.Dir, error) {
 // pruneToTrash moves the rotations rs of main (in dir) into one trash
 // entry. A rotation that changed since it was listed, or cannot be moved,
 // stays where it is, as Remove leaves it; the others go.
-func pruneToTrash(dir *fsroot.Dir, anchor, main string, agent session.Agent, rs []Rotation, res *PruneResult, tr *trash.Trash, now time.Time) (*PruneResult, error) {
+func pruneToTrash(dir *fsroot.Dir, anchor string, t PruneTarget, rs []Rotation, res *PruneResult, tr *trash.Trash, now time.Time) (*PruneResult, error) {
+	main, id := t.Main, t.ID
+	if id == "" {
+		id = filepath.Base(main)
+	}
 	root, rel := trashRoot(anchor, main)
 	planned := make([]trash.Planned, len(rs))
 	for i, r := range rs {
 		planned[i] = trash.Planned{Path: r.Path, Rel: filepath.Join(rel, filepath.Base(r.Path)), Size: r.Size,
 			Mode: r.info.Mode.Perm(), ModTime: r.info.ModTime}
 	}
-	e, err := tr.Begin(trash.Meta{Kind: trash.KindRotations, Agent: string(agent), SessionID: filepath.Base(main),
+	e, err := tr.Begin(trash.Meta{Kind: trash.KindRotations, Agent: string(t.Agent), SessionID: id,
 		Main: main, Root: root, Now: now}, planned)
 	if err != nil {
 		return res, fmt.Errorf("trash: %w", err)

@@ -195,14 +195,16 @@ func newID(now time.Time) string {
 	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
 }
 
-// ValidID reports whether id can be an entry name (what newID makes, or a
-// prefix of it): the argument of restore is never used as a path otherwise.
+// ValidID reports whether id can name an entry (what newID makes, or a
+// prefix of it) or a session (letters, digits, '-', '_', '.'). It is only
+// ever compared with the names a listing of the trash returns, never used
+// as a path, and those starting with '.' are not entries.
 func ValidID(id string) bool {
 	if id == "" || len(id) > 64 {
 		return false
 	}
 	for _, c := range id {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '-') {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '-' || c == '_' || c == '.') {
 			return false
 		}
 	}
@@ -216,6 +218,18 @@ func ValidID(id string) bool {
 func (t *Trash) Begin(meta Meta, files []Planned) (*Entry, error) {
 	if meta.Now.IsZero() {
 		meta.Now = time.Now()
+	}
+	// the manifest holds absolute paths: restore may run from anywhere
+	abs := func(p string) string {
+		if a, err := filepath.Abs(p); err == nil {
+			return a
+		}
+		return p
+	}
+	meta.Root, meta.Main = abs(meta.Root), abs(meta.Main)
+	files = append([]Planned(nil), files...)
+	for i := range files {
+		files[i].Path = abs(files[i].Path)
 	}
 	m := Manifest{Version: 1, Kind: meta.Kind, Agent: meta.Agent, SessionID: meta.SessionID,
 		Main: meta.Main, Root: meta.Root, TrashedAt: meta.Now.UTC()}
@@ -580,7 +594,7 @@ var ErrNoEntry = errors.New("no such trash entry")
 // it): what cleanup printed is enough to find it.
 func (t *Trash) Find(id string) (string, error) {
 	if !ValidID(id) {
-		return "", fmt.Errorf("%q: %w (entry ids are letters, digits and dashes)", id, ErrNoEntry)
+		return "", fmt.Errorf("%q: %w (entry and session ids are letters, digits, '-', '_' and '.')", id, ErrNoEntry)
 	}
 	ents, err := t.dir.ReadDir()
 	if err != nil {
