@@ -200,7 +200,7 @@ func newID(now time.Time) string {
 // ever compared with the names a listing of the trash returns, never used
 // as a path, and those starting with '.' are not entries.
 func ValidID(id string) bool {
-	if id == "" || len(id) > 64 {
+	if id == "" || len(id) > 64 || id[0] == '.' {
 		return false
 	}
 	for _, c := range id {
