@@ -6,6 +6,10 @@ import (
 	"time"
 )
 
+// fillingTime is how long an incomplete entry is taken to be still
+// filling: Empty leaves it alone that long.
+const fillingTime = time.Hour
+
 // EmptyResult is what Empty removed (or, on a dry run, would remove).
 type EmptyResult struct {
 	Removed []*Manifest
@@ -18,7 +22,8 @@ type EmptyResult struct {
 
 // Empty deletes the entries trashed more than olderThan before now (every
 // entry when olderThan is 0), each through handles on the trash, renamed
-// out of sight first. Entries half deleted by an earlier run (".emptying-…")
+// out of sight first. An incomplete entry made in the last hour is kept
+// (another sessctl may still be moving files into it). Entries half deleted by an earlier run (".emptying-…")
 // are finished too. With dryRun nothing is deleted.
 func (t *Trash) Empty(olderThan time.Duration, now time.Time, dryRun bool) (*EmptyResult, error) {
 	if !dryRun {
@@ -35,6 +40,11 @@ func (t *Trash) Empty(olderThan time.Duration, now time.Time, dryRun bool) (*Emp
 	res := &EmptyResult{}
 	var errs []error
 	for _, m := range ms {
+		if !m.Complete && now.Sub(m.TrashedAt) < fillingTime {
+			// a cleanup may be moving files into it right now
+			res.Kept++
+			continue
+		}
 		if olderThan > 0 && now.Sub(m.TrashedAt) <= olderThan {
 			res.Kept++
 			continue
