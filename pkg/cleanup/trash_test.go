@@ -131,3 +131,33 @@ func TestTrashRacingASymlinkSwapTakesNothingOutside(t *testing.T) {
 		t.Fatal("the attacker never got its symlink in place: the race was not run")
 	}
 }
+
+// A session's lock file goes into the trash with it (cleanup lists it as
+// the session's), and restore puts it back before it takes the session's
+// lock through it, instead of tripping over the lock file it would make.
+func TestTrashedLockFileComesBack(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "claude")
+	main := claudeSession(t, root, "-p", idA, now.Add(-40*day))
+	lock := filepath.Join(filepath.Dir(main), "."+filepath.Base(main)+".sessctl.lock")
+	write(t, lock, "", now.Add(-40*day))
+	claudeSession(t, root, "-p", idB, now.Add(-1*day)) // keeps the directory
+	tr, err := trash.Open(filepath.Join(base, "trash"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	p := plan(t, Options{Roots: []session.Root{{Path: root}}})
+	res := Apply(context.Background(), p, ApplyOptions{Now: func() time.Time { return now }, Writers: func() map[FileKey]string { return nil }, Trash: tr})
+	if res.RemovedSessions != 1 || res.RemovedFiles != 2 {
+		t.Fatalf("result %+v; item %+v", res, p.Sessions[0])
+	}
+	if _, err := tr.Restore(p.Sessions[0].Trash); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{main, lock} {
+		if !exists(f) {
+			t.Errorf("%s not restored", f)
+		}
+	}
+}

@@ -106,25 +106,6 @@ func (t *Trash) Restore(id string) (*Manifest, error) {
 		}
 	}
 
-	// the session's lock, when its directory is there: no other sessctl
-	// command works on the session while its files come back
-	if rel, err := filepath.Rel(m.Root, m.Main); err == nil && localPath(rel) {
-		if d, err := dirs.existing(filepath.Dir(rel)); err == nil && d != nil {
-			base := filepath.Base(rel)
-			_, statErr := d.Lstat(safety.LockName(base))
-			slk, err := safety.LockIn(d, base, m.Main)
-			if err != nil {
-				return nil, err
-			}
-			defer func() {
-				if statErr != nil && !restoredLock(todo, d.Join(safety.LockName(base))) {
-					d.Remove(safety.LockName(base))
-				}
-				slk.Unlock()
-			}()
-		}
-	}
-
 	var back []placed
 	undo := func() {
 		for k := len(back) - 1; k >= 0; k-- {
@@ -136,21 +117,61 @@ func (t *Trash) Restore(id string) (*Manifest, error) {
 		files.Sync()
 		dirs.removeMade()
 	}
-	for _, f := range todo {
+	place := func(f File) error {
 		d, err := dirs.make(filepath.Dir(f.Rel))
 		if err != nil {
-			undo()
-			return nil, err
+			return err
 		}
 		name := filepath.Base(f.Rel)
 		if err := moveFile(files, f.Stored, d, name); err != nil {
-			undo()
 			if errors.Is(err, fs.ErrExist) {
-				return nil, &BlockedError{Path: f.Path, Reason: "a file appeared there during the restore"}
+				return &BlockedError{Path: f.Path, Reason: "a file appeared there during the restore"}
 			}
-			return nil, err
+			return err
 		}
 		back = append(back, placed{dir: d, name: name, stored: f.Stored})
+		return nil
+	}
+
+	// the session's lock, when its directory is there: no other sessctl
+	// command works on the session while its files come back. A lock file
+	// trashed with the session goes back first, and is then taken.
+	rest := todo
+	if rel, err := filepath.Rel(m.Root, m.Main); err == nil && localPath(rel) {
+		base := filepath.Base(rel)
+		lockName := safety.LockName(base)
+		lockRel := filepath.Join(filepath.Dir(rel), lockName)
+		for i, f := range rest {
+			if f.Rel == lockRel {
+				if err := place(f); err != nil {
+					undo()
+					return nil, err
+				}
+				rest = append(append([]File{}, rest[:i]...), rest[i+1:]...)
+				break
+			}
+		}
+		if d, err := dirs.existing(filepath.Dir(rel)); err == nil && d != nil {
+			_, statErr := d.Lstat(lockName)
+			slk, err := safety.LockIn(d, base, m.Main)
+			if err != nil {
+				undo()
+				return nil, err
+			}
+			defer func() {
+				if statErr != nil {
+					d.Remove(lockName) // made by this restore
+				}
+				slk.Unlock()
+			}()
+		}
+	}
+
+	for _, f := range rest {
+		if err := place(f); err != nil {
+			undo()
+			return nil, err
+		}
 	}
 	for _, p := range back {
 		p.dir.Sync()
@@ -160,15 +181,6 @@ func (t *Trash) Restore(id string) (*Manifest, error) {
 		return m, fmt.Errorf("restored, but the emptied entry %s could not be removed: %w", id, err)
 	}
 	return m, nil
-}
-
-func restoredLock(files []File, path string) bool {
-	for _, f := range files {
-		if f.Path == path {
-			return true
-		}
-	}
-	return false
 }
 
 type placed struct {
