@@ -161,7 +161,7 @@ func runTrash(ctx context.Context, env *appEnv, opt trashOptions) error {
 				return werr
 			}
 		} else {
-			fmt.Fprintf(env.stdout, "restored %s %s %s from the trash entry %s (%s, %s)\n", m.Kind, orDash(m.Agent), line(m.SessionID), m.ID,
+			fmt.Fprintf(env.stdout, "restored %s %s %s from the trash entry %s (%s, %s)\n", line(m.Kind), line(orDash(m.Agent)), line(m.SessionID), line(m.ID),
 				plural(len(m.Files), "file"), humanBytes(m.Bytes()))
 			for _, f := range m.Files {
 				fmt.Fprintf(env.stdout, "  %s  %s\n", line(f.Path), humanBytes(f.Size))
@@ -237,7 +237,7 @@ func renderTrashLs(env *appEnv, opt trashOptions, out trashLsOutput) error {
 	t := newTable(tw, "ID", "TRASHED", "KIND", "AGENT", "SESSION", "FILES", "SIZE", "FROM")
 	now := env.now()
 	for _, e := range out.Entries {
-		t.Append([]string{e.ID, relTime(e.TrashedAt, now), kindOf(e), orDash(e.Agent), line(ellipsis(e.SessionID, 36)),
+		t.Append([]string{line(e.ID), relTime(e.TrashedAt, now), line(kindOf(e)), line(orDash(e.Agent)), line(ellipsis(e.SessionID, 36)),
 			strconv.Itoa(len(e.Files)), humanBytes(e.Bytes), line(e.Main)})
 	}
 	t.Render()
@@ -262,7 +262,7 @@ func renderTrashEmpty(env *appEnv, opt trashOptions, out trashEmptyOutput, err e
 	}
 	now := env.now()
 	for _, e := range out.Deleted {
-		fmt.Fprintf(env.stdout, "%s %s  %s %s %s  %s  %s  (trashed %s)\n", verb, e.ID, kindOf(e), orDash(e.Agent), line(e.SessionID),
+		fmt.Fprintf(env.stdout, "%s %s  %s %s %s  %s  %s  (trashed %s)\n", verb, line(e.ID), line(kindOf(e)), line(orDash(e.Agent)), line(e.SessionID),
 			plural(len(e.Files), "file"), humanBytes(e.Bytes), relTime(e.TrashedAt, now))
 	}
 	for _, b := range out.Broken {
