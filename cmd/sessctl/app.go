@@ -199,7 +199,7 @@ func allCommands(env *appEnv) []*cli.Command {
 		completionCommand(env),
 		statsCommand(env),
 		checkpointsCommand(env), grepCommand(env), exportCommand(env), revertCommand(env), repairCommand(env), redactCommand(env), rotationsCommand(env), restoreCommand(env), pruneRotationsCommand(env), diffCommand(env),
-		cleanupCommand(env), duCommand(env),
+		cleanupCommand(env), duCommand(env), trashCommand(env),
 		compressCommand(env),
 		watchCommand(env),
 		showCommand(env),

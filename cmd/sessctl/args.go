@@ -26,6 +26,16 @@ func interspersed(app *cli.App, args []string) []string {
 	if cmd == nil {
 		return args
 	}
+	// a command with subcommands (trash ls|restore|empty): the flags are
+	// the subcommand's
+	for len(cmd.Subcommands) > 0 && i+1 < len(args) {
+		sub := cmd.Command(args[i+1])
+		if sub == nil {
+			break
+		}
+		i++
+		cmd = sub
+	}
 	takesValue := map[string]bool{}
 	for _, f := range cmd.Flags {
 		_, isBool := f.(*cli.BoolFlag)

@@ -15,6 +15,9 @@ func TestInterspersed(t *testing.T) {
 		{[]string{"sessctl", "check", "--", "-odd-name.jsonl", "--json"}, []string{"sessctl", "check", "--", "-odd-name.jsonl", "--json"}},
 		{[]string{"sessctl", "--version"}, []string{"sessctl", "--version"}},
 		{[]string{"sessctl", "nosuch", "x", "--y"}, []string{"sessctl", "nosuch", "x", "--y"}},
+		// a subcommand's own flags, after its arguments
+		{[]string{"sessctl", "trash", "restore", "ID", "--json"}, []string{"sessctl", "trash", "restore", "--json", "ID"}},
+		{[]string{"sessctl", "trash", "empty", "--older-than", "7d", "--dry-run"}, []string{"sessctl", "trash", "empty", "--older-than", "7d", "--dry-run"}},
 	}
 	for _, c := range cases {
 		if got := interspersed(app, c.in); !reflect.DeepEqual(got, c.want) {

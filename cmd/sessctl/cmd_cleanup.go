@@ -12,6 +12,7 @@ import (
 	"github.com/sessctl/sessctl/pkg/cleanup"
 	"github.com/sessctl/sessctl/pkg/safety"
 	"github.com/sessctl/sessctl/pkg/session"
+	"github.com/sessctl/sessctl/pkg/trash"
 	"github.com/urfave/cli/v2"
 )
 
@@ -24,6 +25,7 @@ type cleanupOptions struct {
 	maxSize   int64
 	rotations bool
 	apply     bool
+	trash     bool
 	quiet     bool
 	json      bool
 	color     bool
@@ -48,6 +50,7 @@ func cleanupCommand(env *appEnv) *cli.Command {
 			&cli.StringFlag{Name: "max-size", Usage: "also remove the oldest sessions until all take at most `SIZE` (20G, 500M)"},
 			&cli.BoolFlag{Name: "rotations", Usage: "also remove rotated files older than the cutoff from sessions that stay"},
 			&cli.BoolFlag{Name: "apply", Usage: "remove what the plan lists (default: dry run)"},
+			trashFlag("the sessions and rotated files"),
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only errors and a one-line summary (for cron)"},
 			jsonFlag(), noColorFlag(), noProgressFlag(),
 		},
@@ -56,7 +59,7 @@ func cleanupCommand(env *appEnv) *cli.Command {
 				return usageErrorf("cleanup takes no arguments (got %q)", c.Args().First()).withHint("use --root DIR to clean up another store")
 			}
 			opt := cleanupOptions{roots: c.StringSlice("root"), keep: c.Int("keep"), rotations: c.Bool("rotations"),
-				apply: c.Bool("apply"), quiet: c.Bool("quiet"), json: c.Bool("json"),
+				apply: c.Bool("apply"), trash: c.Bool("trash"), quiet: c.Bool("quiet"), json: c.Bool("json"),
 				color: useColor(env.stdout, env, c.Bool("no-color")), ageSet: c.IsSet("older-than"),
 				lockPath: cleanup.LockPath(env.getenv, env.home), progress: progressWanted(env, c) && !c.Bool("quiet")}
 			var err error
@@ -151,8 +154,17 @@ func runCleanup(ctx context.Context, env *appEnv, opt cleanupOptions) error {
 	}
 	var res *cleanup.Result
 	if opt.apply {
+		ao := cleanup.ApplyOptions{Now: env.now}
+		if opt.trash {
+			tr, err := trash.Open(trashDir(env), true)
+			if err != nil {
+				return fmt.Errorf("trash: %w", err) // nothing was removed
+			}
+			defer tr.Close()
+			ao.Trash = tr
+		}
 		pr := newProgress(ctx, env, opt.progress, "removing", 0, unitNone)
-		r := cleanup.Apply(ctx, plan, cleanup.ApplyOptions{Now: env.now})
+		r := cleanup.Apply(ctx, plan, ao)
 		pr.done()
 		res = &r
 	}
@@ -179,7 +191,14 @@ func runCleanup(ctx context.Context, env *appEnv, opt cleanupOptions) error {
 		renderCleanup(env.stdout, plan, res, colorer{opt.color})
 		fmt.Fprintln(env.stdout, cleanupSummaryLine(plan, sum, res))
 		if n, _ := plan.PlannedLeftovers(); res == nil && (len(plan.Sessions) > 0 || len(plan.Rotations) > 0 || n > 0) {
-			fmt.Fprintln(env.stdout, "dry run: nothing was removed; run again with --apply to remove the above")
+			if opt.trash {
+				fmt.Fprintln(env.stdout, "dry run: nothing was moved; run again with --apply --trash to move the above into the trash")
+			} else {
+				fmt.Fprintln(env.stdout, "dry run: nothing was removed; run again with --apply to remove the above")
+			}
+		}
+		if res != nil && res.TrashDir != "" && res.RemovedFiles > 0 {
+			fmt.Fprintf(env.stdout, "moved into the trash %s: sessctl trash ls lists it, sessctl trash restore ID puts a session back\n", line(res.TrashDir))
 		}
 	}
 	return cleanupExit(plan, res)
@@ -283,7 +302,11 @@ func cleanupSummaryLine(plan *cleanup.Plan, sum cleanupSummary, res *cleanup.Res
 		}
 		return s + fmt.Sprintf("; store %s → %s", humanBytes(plan.StoreBytes), humanBytes(plan.StoreBytes-sum.Bytes-sum.RotationBytes))
 	}
-	s := fmt.Sprintf("removed %s of %s and %s (%s in all, %s)", thousands(int64(res.RemovedSessions)), plural(plan.AllSessions, "session"),
+	verb := "removed"
+	if res.TrashDir != "" {
+		verb = "moved into the trash"
+	}
+	s := fmt.Sprintf("%s %s of %s and %s (%s in all, %s)", verb, thousands(int64(res.RemovedSessions)), plural(plan.AllSessions, "session"),
 		plural(res.RemovedRotations, "rotated file"), plural(res.RemovedFiles, "file"), humanBytes(res.RemovedBytes))
 	if res.RemovedLeftovers > 0 {
 		s += fmt.Sprintf("; %s of interrupted rewrites removed (%s)", plural(res.RemovedLeftovers, "leftover"), humanBytes(res.RemovedLeftoverBytes))
@@ -305,6 +328,9 @@ func renderCleanup(w io.Writer, plan *cleanup.Plan, res *cleanup.Result, col col
 	verb := func(it *cleanup.Item, planned string) string {
 		switch it.Status {
 		case cleanup.StatusRemoved:
+			if it.Trash != "" {
+				return col.green("trashed")
+			}
 			return col.green("removed")
 		case cleanup.StatusRefused:
 			return col.yellow("refused")
@@ -319,6 +345,9 @@ func renderCleanup(w io.Writer, plan *cleanup.Plan, res *cleanup.Result, col col
 		if it.Error != "" {
 			fmt.Fprintf(w, "  %s\n", col.red(line(it.Error)))
 		}
+		if it.Trash != "" {
+			fmt.Fprintf(w, "  %s\n", col.dim("trash entry "+it.Trash))
+		}
 		for _, f := range it.Files {
 			fmt.Fprintf(w, "  %s  %s\n", line(f.Path), col.dim(humanBytes(f.Size)))
 		}
@@ -330,6 +359,9 @@ func renderCleanup(w io.Writer, plan *cleanup.Plan, res *cleanup.Result, col col
 		fmt.Fprintf(w, "%s rotated files of %s %s  %s  (%s)\n", verb(it, "remove"), it.Agent, line(short(it.ID)), projectLabel(it.Project), line(it.Reason))
 		if it.Error != "" {
 			fmt.Fprintf(w, "  %s\n", col.red(line(it.Error)))
+		}
+		if it.Trash != "" {
+			fmt.Fprintf(w, "  %s\n", col.dim("trash entry "+it.Trash))
 		}
 		for _, f := range it.Files {
 			fmt.Fprintf(w, "  %s  %s  %s\n", line(f.Path), col.dim(humanBytes(f.Size)), col.dim(f.ModTime.Local().Format("2006-01-02")))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sessctl/sessctl/pkg/rotation"
 	"github.com/sessctl/sessctl/pkg/session"
+	"github.com/sessctl/sessctl/pkg/trash"
 	"github.com/urfave/cli/v2"
 )
 
@@ -17,6 +18,7 @@ type pruneOptions struct {
 	agent  session.Agent
 	dryRun bool
 	json   bool
+	trash  bool
 }
 
 func pruneRotationsCommand(env *appEnv) *cli.Command {
@@ -29,13 +31,13 @@ func pruneRotationsCommand(env *appEnv) *cli.Command {
 			"run with --dry-run first.",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "keep", Usage: "keep the newest `N` rotations of each file (required)"},
-			dryRunFlag(), rootFlag(), agentFlag(), jsonFlag(),
+			dryRunFlag(), trashFlag("the rotations"), rootFlag(), agentFlag(), jsonFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if err := required(c, "keep", "N"); err != nil {
 				return err
 			}
-			opt := pruneOptions{keep: c.Int("keep"), dryRun: c.Bool("dry-run"), json: c.Bool("json")}
+			opt := pruneOptions{keep: c.Int("keep"), dryRun: c.Bool("dry-run"), json: c.Bool("json"), trash: c.Bool("trash")}
 			if opt.keep < 0 {
 				return usageErrorf("--keep must be 0 or more")
 			}
@@ -71,6 +73,10 @@ type pruneOutput struct {
 	Kept    int                 `json:"kept"`
 	Freed   int64               `json:"freed_bytes"`
 	Errors  []string            `json:"errors"`
+	// with --trash: where the rotations went, and the entry of each
+	// session's
+	TrashDir     string   `json:"trash_dir,omitempty"`
+	TrashEntries []string `json:"trash_entries,omitempty"`
 }
 
 // runPrune prunes the rotations of ss. errs are what discovery could not
@@ -78,6 +84,15 @@ type pruneOutput struct {
 // found are pruned.
 func runPrune(ctx context.Context, env *appEnv, ss []*session.Session, errs []error, opt pruneOptions) error {
 	out := pruneOutput{DryRun: opt.dryRun, Deleted: []rotation.Rotation{}, Errors: []string{}}
+	var tr *trash.Trash
+	if opt.trash && !opt.dryRun {
+		var err error
+		if tr, err = trash.Open(trashDir(env), true); err != nil {
+			return fmt.Errorf("trash: %w", err) // nothing was deleted
+		}
+		defer tr.Close()
+		out.TrashDir = tr.Path()
+	}
 	var firstErr error
 	fail := func(err error) {
 		out.Errors = append(out.Errors, err.Error())
@@ -114,11 +129,11 @@ groups:
 		group := groups[k]
 		ts := make([]rotation.PruneTarget, len(group))
 		for i, s := range group {
-			ts[i] = rotation.PruneTarget{Main: s.Main, Agent: s.Agent}
+			ts[i] = rotation.PruneTarget{Main: s.Main, Agent: s.Agent, ID: s.ID}
 		}
 		// each session's lock is held while its rotations go: no revert or
 		// restore may reserve a name meanwhile
-		results, errs := rotation.PruneDir(ctx, k.root, ts, opt.keep, opt.dryRun, env.now())
+		results, errs := rotation.PruneDirTo(ctx, k.root, ts, opt.keep, opt.dryRun, env.now(), tr)
 		for i, s := range group {
 			res, err := results[i], errs[i]
 			if res != nil {
@@ -126,6 +141,9 @@ groups:
 					warn(env.stderr, "%s", l.Removed())
 				}
 				out.Kept += res.Kept
+				if res.Trash != "" {
+					out.TrashEntries = append(out.TrashEntries, res.Trash)
+				}
 				for _, r := range res.Deleted {
 					out.Deleted = append(out.Deleted, r)
 					out.Freed += r.Size
@@ -153,13 +171,21 @@ groups:
 		return nil
 	}
 	verb := "deleted"
-	if opt.dryRun {
+	switch {
+	case opt.dryRun && opt.trash:
+		verb = "would move into the trash"
+	case opt.dryRun:
 		verb = "would delete"
+	case opt.trash:
+		verb = "moved into the trash"
 	}
 	for _, r := range out.Deleted {
 		fmt.Fprintf(env.stdout, "%s %s (%s)\n", verb, line(r.Path), humanBytes(r.Size))
 	}
 	fmt.Fprintf(env.stdout, "%s %s (%s), kept %s\n", verb, plural(len(out.Deleted), "rotation"), humanBytes(out.Freed), thousands(int64(out.Kept)))
+	if len(out.TrashEntries) > 0 {
+		fmt.Fprintf(env.stdout, "added %s to the trash %s; sessctl trash restore ID puts them back\n", entries(len(out.TrashEntries)), line(out.TrashDir))
+	}
 	if firstErr == nil {
 		return nil
 	}

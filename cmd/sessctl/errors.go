@@ -9,6 +9,7 @@ import (
 
 	"github.com/sessctl/sessctl/pkg/safety"
 	"github.com/sessctl/sessctl/pkg/session"
+	"github.com/sessctl/sessctl/pkg/trash"
 )
 
 // Exit codes. Scripts should treat any code they do not know as failure.
@@ -113,6 +114,16 @@ func hintFor(err error) string {
 		return "check the path; sessctl ls lists the sessions it can find"
 	case errors.Is(err, fs.ErrPermission):
 		return "sessctl needs read permission on the session files (and write permission to change them)"
+	}
+	var blocked *trash.BlockedError
+	var ambiguous *trash.AmbiguousError
+	switch {
+	case errors.As(err, &blocked):
+		return "move that file out of the way (compare it with the trashed one first) and run sessctl trash restore again"
+	case errors.As(err, &ambiguous):
+		return "give more of the entry id; sessctl trash ls lists the entries"
+	case errors.Is(err, trash.ErrNoEntry):
+		return "sessctl trash ls lists the entries"
 	}
 	switch {
 	case errors.Is(err, safety.ErrLocked):

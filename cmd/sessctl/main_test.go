@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -58,6 +59,7 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"status":      cmdStatus,
 			"fakesecrets": cmdFakeSecrets,
+			"trashids":    cmdTrashIDs,
 		},
 	})
 }
@@ -94,6 +96,28 @@ func cmdFakeSecrets(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	for _, f := range args {
 		ts.Check(os.WriteFile(ts.MkAbs(f), []byte(fakesecret.Expand(ts.ReadFile(f))), 0o600))
+	}
+}
+
+// trashEntryID is the shape of a trash entry's name: its time and a random
+// suffix, different in every run.
+var trashEntryID = regexp.MustCompile(`\b\d{8}T\d{6}Z-[0-9a-f]{8}\b`)
+
+// cmdTrashIDs is the script command "trashids FILE...": it replaces every
+// trash entry id in the files (stdout, stderr or a file of the work
+// directory) with YYYYMMDDTHHMMSSZ-XXXXXXXX, which has the same width, so
+// that output naming entries can be compared with cmp.
+func cmdTrashIDs(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: trashids FILE...")
+	}
+	for _, f := range args {
+		s := trashEntryID.ReplaceAllString(ts.ReadFile(f), "YYYYMMDDTHHMMSSZ-XXXXXXXX")
+		name := f
+		if f == "stdout" || f == "stderr" {
+			name = f + ".scrubbed"
+		}
+		ts.Check(os.WriteFile(ts.MkAbs(name), []byte(s), 0o600))
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sessctl/sessctl/pkg/fsroot"
 	"github.com/sessctl/sessctl/pkg/safety"
+	"github.com/sessctl/sessctl/pkg/trash"
 )
 
 // ApplyOptions tune Apply.
@@ -25,6 +26,10 @@ type ApplyOptions struct {
 	// Writers lists the files open for writing, by identity; nil scans
 	// /proc once (tests inject their own).
 	Writers func() map[FileKey]string
+	// Trash, when not nil, receives what would be removed: each item's
+	// files are moved into one trash entry (Item.Trash) instead of being
+	// unlinked, through the same handles and after the same checks.
+	Trash *trash.Trash
 }
 
 // Result counts what Apply did.
@@ -39,6 +44,10 @@ type Result struct {
 	// RemovedLeftovers counts the leftovers of interrupted rewrites removed.
 	RemovedLeftovers     int   `json:"removed_leftovers"`
 	RemovedLeftoverBytes int64 `json:"removed_leftover_bytes"`
+	// TrashDir is set when the files were moved into this trash rather
+	// than removed (leftovers of interrupted rewrites are still removed:
+	// they are never the only copy of anything).
+	TrashDir string `json:"trash_dir,omitempty"`
 }
 
 // storeDirs are the agents' own folders: never removed even when empty.
@@ -77,6 +86,9 @@ func Apply(ctx context.Context, p *Plan, opt ApplyOptions) Result {
 		writers = OpenWriters()
 	}
 	var res Result
+	if opt.Trash != nil {
+		res.TrashDir = opt.Trash.Path()
+	}
 	roots := rootDirs{}
 	defer roots.close()
 	p.applyLeftovers(ctx, opt, roots, &res)
@@ -263,6 +275,9 @@ func (p *Plan) applyItem(it *Item, opt ApplyOptions, writers map[FileKey]string,
 	if err := p.verify(it, opt, writers, h, mainDir.Join(lockName)); err != nil {
 		return err
 	}
+	if opt.Trash != nil {
+		return p.trashItem(it, opt, h)
+	}
 	for _, f := range it.Files {
 		d, err := h.dir(filepath.Dir(f.Path))
 		if err != nil {
@@ -276,6 +291,63 @@ func (p *Plan) applyItem(it *Item, opt ApplyOptions, writers map[FileKey]string,
 		if err := d.Remove(name); err != nil {
 			return fmt.Errorf("remove %s: %w", f.Path, err)
 		}
+		it.RemovedFiles++
+		it.RemovedBytes += f.Size
+	}
+	return nil
+}
+
+// trashItem moves the item's files, checked by verify, into one trash
+// entry, each through the handle of its directory (Entry.Move looks at it
+// once more right before the rename). If one cannot be moved, those moved
+// already are put back: the item is refused or failed whole, as it would
+// be if a check had failed.
+func (p *Plan) trashItem(it *Item, opt ApplyOptions, h *handles) error {
+	kind := trash.KindSession
+	if !it.whole {
+		kind = trash.KindRotations
+	}
+	planned := make([]trash.Planned, len(it.Files))
+	for i, f := range it.Files {
+		rel, err := it.root.rel(f.Path)
+		if err != nil {
+			return err
+		}
+		d, err := h.dir(filepath.Dir(f.Path))
+		if err != nil {
+			return err
+		}
+		info, err := d.Lstat(filepath.Base(f.Path))
+		if err != nil {
+			return refuse(safety.ErrChanged, f.Path, "cannot stat it again (%v); nothing of the session moved", err)
+		}
+		planned[i] = trash.Planned{Path: f.Path, Rel: rel, Size: f.Size, Mode: info.Mode.Perm(), ModTime: f.ModTime}
+	}
+	e, err := opt.Trash.Begin(trash.Meta{Kind: kind, Agent: string(it.Agent), SessionID: it.ID, Main: it.Main,
+		Root: it.root.path, Now: opt.Now()}, planned)
+	if err != nil {
+		return fmt.Errorf("trash: %w", err)
+	}
+	for i, f := range it.Files {
+		d, err := h.dir(filepath.Dir(f.Path))
+		if err == nil {
+			err = e.Move(i, d, filepath.Base(f.Path), f.id)
+		}
+		if err != nil {
+			if rerr := e.Rollback(); rerr != nil {
+				return errors.Join(fmt.Errorf("move %s to the trash: %w", f.Path, err), rerr)
+			}
+			return err
+		}
+	}
+	if err := e.Finish(); err != nil {
+		// every file is in the entry; only its final manifest is missing
+		// (the first one, written before the move, lists them all)
+		it.Trash = e.ID()
+		return fmt.Errorf("trash entry %s: %w", e.ID(), err)
+	}
+	it.Trash = e.ID()
+	for _, f := range it.Files {
 		it.RemovedFiles++
 		it.RemovedBytes += f.Size
 	}

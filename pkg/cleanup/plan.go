@@ -113,6 +113,9 @@ type Item struct {
 	// Removed counts what Apply really removed.
 	RemovedFiles int   `json:"removed_files,omitempty"`
 	RemovedBytes int64 `json:"removed_bytes,omitempty"`
+	// Trash is the trash entry the files were moved into (Apply with a
+	// trash), for sessctl trash restore.
+	Trash string `json:"trash,omitempty"`
 
 	err   error
 	whole bool // a whole session (else: some rotated files)

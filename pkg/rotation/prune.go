@@ -14,6 +14,7 @@ import (
 	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/safety"
 	"github.com/sessctl/sessctl/pkg/session"
+	"github.com/sessctl/sessctl/pkg/trash"
 )
 
 // PruneResult is what Prune did to one session file.
@@ -23,6 +24,9 @@ type PruneResult struct {
 	// Leftovers are stale leftovers of interrupted rewrites removed under
 	// the session's lock (never on a dry run).
 	Leftovers []Leftover
+	// Trash is the trash entry the deleted rotations were moved into
+	// (PruneDirTo with a trash), "" when they were unlinked.
+	Trash string
 }
 
 // Prune deletes all but the newest keep rotations of the session file main.
@@ -40,13 +44,16 @@ func Prune(anchor, main string, agent session.Agent, keep int, dryRun bool, now 
 		return nil, err
 	}
 	defer dir.Close()
-	return prune(dir, nil, main, agent, keep, dryRun, now)
+	return prune(dir, nil, anchor, PruneTarget{Main: main, Agent: agent}, keep, dryRun, now, nil)
 }
 
 // PruneTarget is one session file for PruneDir.
 type PruneTarget struct {
 	Main  string
 	Agent session.Agent
+	// ID is the session's id, recorded in a trash entry (the file's name
+	// when empty).
+	ID string
 }
 
 // PruneDir is Prune for session files that share one directory: the
@@ -59,6 +66,14 @@ type PruneTarget struct {
 // file against what was listed. Results and errors are by target; once ctx
 // is done the targets not yet pruned get ctx.Err().
 func PruneDir(ctx context.Context, anchor string, ts []PruneTarget, keep int, dryRun bool, now time.Time) ([]*PruneResult, []error) {
+	return PruneDirTo(ctx, anchor, ts, keep, dryRun, now, nil)
+}
+
+// PruneDirTo is PruneDir that, with a trash, moves each session's pruned
+// rotations into one trash entry instead of unlinking them, through the
+// same directory handle and after the same check that each is still the
+// file listed.
+func PruneDirTo(ctx context.Context, anchor string, ts []PruneTarget, keep int, dryRun bool, now time.Time, tr *trash.Trash) ([]*PruneResult, []error) {
 	res, errs := make([]*PruneResult, len(ts)), make([]error, len(ts))
 	if len(ts) == 0 {
 		return res, errs
@@ -88,7 +103,7 @@ func PruneDir(ctx context.Context, anchor string, ts []PruneTarget, keep int, dr
 		default:
 			base := filepath.Base(t.Main)
 			mine := append(append(make([]fs.DirEntry, 0, len(parts[base])+len(shared)+1), parts[base]...), shared...)
-			res[i], errs[i] = prune(dir, mine, t.Main, t.Agent, keep, dryRun, now)
+			res[i], errs[i] = prune(dir, mine, anchor, t, keep, dryRun, now, tr)
 		}
 	}
 	return res, errs
@@ -135,7 +150,8 @@ func partition(ents []fs.DirEntry) (parts map[string][]fs.DirEntry, shared []fs.
 
 // prune prunes main's rotations in dir, its directory; ents is a listing
 // of dir already read, or nil to read it under the lock.
-func prune(dir *fsroot.Dir, ents []fs.DirEntry, main string, agent session.Agent, keep int, dryRun bool, now time.Time) (*PruneResult, error) {
+func prune(dir *fsroot.Dir, ents []fs.DirEntry, anchor string, t PruneTarget, keep int, dryRun bool, now time.Time, tr *trash.Trash) (*PruneResult, error) {
+	main, agent := t.Main, t.Agent
 	base := filepath.Base(main)
 	res := &PruneResult{}
 	if !dryRun {
@@ -166,6 +182,9 @@ func prune(dir *fsroot.Dir, ents []fs.DirEntry, main string, agent session.Agent
 		return res, nil
 	}
 	res.Kept = keep
+	if tr != nil && !dryRun {
+		return pruneToTrash(dir, anchor, t, rs[:len(rs)-keep], res, tr, now)
+	}
 	var errs []error
 	for _, r := range rs[:len(rs)-keep] {
 		if !dryRun {
@@ -213,4 +232,55 @@ func OpenSessionDir(anchor, main string) (*fsroot.Dir, error) {
 			Reason: "a directory on its path is now a symlink (sessctl never deletes through one); nothing was deleted"}
 	}
 	return d, err
+}
+
+// pruneToTrash moves the rotations rs of main (in dir) into one trash
+// entry. A rotation that changed since it was listed, or cannot be moved,
+// stays where it is, as Remove leaves it; the others go.
+func pruneToTrash(dir *fsroot.Dir, anchor string, t PruneTarget, rs []Rotation, res *PruneResult, tr *trash.Trash, now time.Time) (*PruneResult, error) {
+	main, id := t.Main, t.ID
+	if id == "" {
+		id = filepath.Base(main)
+	}
+	root, rel := trashRoot(anchor, main)
+	planned := make([]trash.Planned, len(rs))
+	for i, r := range rs {
+		planned[i] = trash.Planned{Path: r.Path, Rel: filepath.Join(rel, filepath.Base(r.Path)), Size: r.Size,
+			Mode: r.info.Mode.Perm(), ModTime: r.info.ModTime}
+	}
+	e, err := tr.Begin(trash.Meta{Kind: trash.KindRotations, Agent: string(t.Agent), SessionID: id,
+		Main: main, Root: root, Now: now}, planned)
+	if err != nil {
+		return res, fmt.Errorf("trash: %w", err)
+	}
+	var errs []error
+	for i, r := range rs {
+		if err := e.Move(i, dir, filepath.Base(r.Path), safety.IdentityOf(r.info)); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		res.Deleted = append(res.Deleted, r)
+	}
+	if e.Moved() > 0 {
+		res.Trash = e.ID()
+	}
+	if err := e.Finish(); err != nil {
+		errs = append(errs, fmt.Errorf("trash entry %s: %w", e.ID(), err))
+	}
+	dir.Sync()
+	return res, errors.Join(errs...)
+}
+
+// trashRoot is the directory a trash entry of main's rotations is restored
+// through, and main's directory relative to it: anchor when it is a
+// directory holding main (a store root), else main's own directory (as
+// OpenSessionDir opens them).
+func trashRoot(anchor, main string) (root, rel string) {
+	dirPath := filepath.Dir(main)
+	if fi, err := os.Stat(anchor); err == nil && fi.IsDir() {
+		if r, err := filepath.Rel(anchor, dirPath); err == nil && filepath.IsLocal(r) {
+			return anchor, r
+		}
+	}
+	return dirPath, "."
 }
