@@ -450,7 +450,13 @@ func scanUsage(ctx context.Context, ss []*session.Session, progress Progress, re
 			}
 		}()
 	}
-	lg := &usage.Ledger{}
+	lg := &usage.Ledger{NoCopies: true}
+	for _, j := range jobs {
+		if j.class&usage.Copy != 0 {
+			lg.NoCopies = false
+			break
+		}
+	}
 	// the ledger's files (if it spills) go with an error or a cancel; on
 	// success they go with the source's close
 	kept := false

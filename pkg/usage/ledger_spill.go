@@ -21,7 +21,11 @@ import (
 // MsgKey (without keys: of the line); at Finish it replays each partition
 // alone through the same push, and each view's winners come back in the
 // order of their slots by a k-way merge on those numbers: the same
-// requests, in the same order, as the ledger that never spilled.
+// requests, in the same order, as the ledger that never spilled. A request
+// without keys outside a rotated copy wins its slot whatever else comes,
+// so it skips the partitions (spillAdd, the snapshot in startSpill): it is
+// written straight to a run of winners of its own, merged with the
+// others.
 
 // defaultBudget is MemoryBudget's default: 32,768 requests, about 5 MB
 // with their indexes (a Claude Code store of about 250 MB), which keeps the
@@ -105,6 +109,9 @@ type ledgerSpill struct {
 	// after Finish: each view's winners, one sorted run per partition
 	out  [2]*spillFile
 	runs [2][]int64 // run i is [runs[i], runs[i+1])
+	// direct holds each view's winners that need no replay, in arrival
+	// order: one more sorted run (see spillAdd)
+	direct [2]*spillFile
 }
 
 // partOf is the partition of key k at a level of splitting (splitmix64's
@@ -218,6 +225,12 @@ func (lg *Ledger) startSpill() {
 	snapshot := func(view byte, list []Request, d *dedupe) {
 		for i := range list {
 			r := &list[i]
+			if r.Key == 0 {
+				// nothing replaces it and no index names it: a winner
+				// already (see spillAdd)
+				lg.fail(sp.toDirect(int(view), uint64(i), r))
+				continue
+			}
 			lg.fail(sp.write(parts, recSlot, view, spillKey(r, uint64(i)), uint64(i), 0, 0, r))
 		}
 		for mk, e := range d.byMsg {
@@ -249,6 +262,28 @@ func (lg *Ledger) spillAdd(r *Request, copy bool) {
 	if r.Counted != r.CCUsage && !lg.diverged {
 		lg.diverged = true
 		lg.fail(sp.all(sp.parts, recDiverge, 0))
+		// the ccusage view starts as a copy of sessctl's: its direct
+		// winners too
+		lg.fail(sp.copyDirect())
+	}
+	if !copy && r.Key == 0 {
+		// A request without keys outside a rotated copy wins its slot
+		// whatever comes before or after it (first and push keep it), so
+		// it goes straight to the winners; only the rotated copies that
+		// follow need its line, and get it as a recCopied in the line's
+		// partition. Codex's requests are all such: a store of them no
+		// longer writes and replays every request.
+		if r.line != 0 && !lg.NoCopies {
+			lg.fail(sp.write(sp.parts, recCopied, 0, r.line, 0, 0, 0, nil))
+		}
+		if r.Counted {
+			lg.fail(sp.toDirect(0, sp.seq, r))
+		}
+		if r.CCUsage && lg.diverged {
+			lg.fail(sp.toDirect(1, sp.seq, r))
+		}
+		sp.seq++
+		return
 	}
 	var c byte
 	if copy {
@@ -256,6 +291,48 @@ func (lg *Ledger) spillAdd(r *Request, copy bool) {
 	}
 	lg.fail(sp.write(sp.parts, recArrival, c, spillKey(r, sp.seq), sp.seq, 0, 0, r))
 	sp.seq++
+}
+
+// toDirect writes r, the winner of slot seq, to view's direct run.
+func (sp *ledgerSpill) toDirect(view int, seq uint64, r *Request) error {
+	if sp.direct[view] == nil {
+		f, err := newSpillFile(&sp.dir, 64<<10)
+		if err != nil {
+			return err
+		}
+		sp.direct[view] = f
+	}
+	var w [winnerSize]byte
+	binary.LittleEndian.PutUint64(w[:], seq)
+	encodeRequest(w[8:], r)
+	return sp.direct[view].write(w[:])
+}
+
+// copyDirect starts the ccusage view's direct run as a copy of sessctl's,
+// when the views part after the spill.
+func (sp *ledgerSpill) copyDirect() error {
+	d := sp.direct[0]
+	if d == nil {
+		return nil
+	}
+	if err := d.flush(); err != nil {
+		return err
+	}
+	rd := d.section(0, d.off, 64<<10)
+	var w [winnerSize]byte
+	for {
+		if _, err := io.ReadFull(rd, w[:]); err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return fmt.Errorf("reading spilled usage back: %w", err)
+		}
+		var r Request
+		decodeRequest(w[8:], &r)
+		if err := sp.toDirect(1, binary.LittleEndian.Uint64(w[:]), &r); err != nil {
+			return err
+		}
+	}
 }
 
 // Spilled reports whether the ledger went past its budget: Requests and
@@ -279,6 +356,11 @@ func (lg *Ledger) Finish() error {
 		return lg.err
 	}
 	lg.fail(sp.replayAll(sp.parts, lg.diverged, int64(lg.budget())*(recHead+requestSize)))
+	for _, d := range sp.direct {
+		if d != nil {
+			lg.fail(d.flush())
+		}
+	}
 	sp.parts = nil
 	sp.views, sp.places, sp.copied = [2]replayView{}, [2]map[uint64]int32{}, nil
 	for v := range sp.out {
@@ -572,7 +654,17 @@ func (sp *ledgerSpill) merge(view int, fn func(*Request) error) error {
 		return errors.New("usage ledger: Each before Finish")
 	}
 	runs := sp.runs[view]
-	h := make(runHeap, 0, len(runs))
+	h := make(runHeap, 0, len(runs)+1)
+	if d := sp.direct[view]; d != nil && d.off > 0 {
+		rr := &runReader{rd: d.section(0, d.off, readBuf(len(runs)+1))}
+		ok, err := rr.next()
+		if err != nil {
+			return err
+		}
+		if ok {
+			h = append(h, rr)
+		}
+	}
 	for i, from := range runs {
 		to := out.off
 		if i+1 < len(runs) {

@@ -39,9 +39,14 @@ func (f *file) usage() *FileUsage {
 // returns both views as Each gives them, with their model names.
 func winners(t *testing.T, files []*file, budget int) (own, ccu []Request, models [2][]string, spilled bool) {
 	t.Helper()
-	lg := &Ledger{Budget: budget}
+	lg := &Ledger{Budget: budget, NoCopies: true}
 	if budget == 0 {
 		lg.Budget = 1 << 30
+	}
+	for _, f := range files {
+		if f.class&Copy != 0 {
+			lg.NoCopies = false // as stats sets it
+		}
 	}
 	defer lg.Close()
 	for _, f := range files {

@@ -260,8 +260,12 @@ type Ledger struct {
 	// CCUsage are no longer filled: Each and EachCCUsage give the
 	// requests, after Finish.
 	Budget int
-	spill  *ledgerSpill
-	err    error // the first error of spilling, returned by Finish
+	// NoCopies says that no rotated copy (a file of class Copy) will be
+	// added: a spilling ledger then keeps no record of the lines of
+	// requests without keys, which only copies are checked against.
+	NoCopies bool
+	spill    *ledgerSpill
+	err      error // the first error of spilling, returned by Finish
 }
 
 // dedupe indexes a request list by its two keys. Both indexes are always
