@@ -163,7 +163,7 @@ func Session(ctx context.Context, s *session.Session, opt Options) *Item {
 // session file (Codex reads rollout-….jsonl.zst, and no other name).
 func Unsupported(a session.Agent, path string) string {
 	if !session.ReadsCompressed(a) {
-		return fmt.Sprintf("%s cannot read compressed session files: compressing would lose the session for it (sessctl cleanup removes cold sessions)", a)
+		return fmt.Sprintf("%s cannot read compressed session files: compressing would lose the session for it (sessctl cleanup --apply --trash moves cold sessions into the trash)", a)
 	}
 	h := session.HomeOf(a)
 	if h == nil || h.PathVote(path+jsonl.CompressedSuffix) != session.Sure {
