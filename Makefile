@@ -44,12 +44,12 @@ man:
 test: lint unit
 
 # the tests that move hundreds of MB or decode the whole test corpus twice
-# under -race (build tag heavy: cmd/sessctl/{bigline,memory,revert_reads}_test.go,
+# under -race (build tag heavy: cmd/sessctl/{bigline,memory,revert_reads,sigint,spill}_test.go,
 # pkg/session/decode_diff_heavy_test.go), kept out of `make test` so that
 # it stays under ten minutes on 2 cores with cold caches; .ci/run runs
 # them, and fuzz-brief, right after it. A new heavy test goes in a file
 # with the tag and in this list.
-HEAVY_TESTS := TestCheckOneHundredMiBLine|TestPeakMemoryOnHugeLines|TestRevertReadsTheFileTwice|TestDecodeMatchesEncodingJSON
+HEAVY_TESTS := TestCheckOneHundredMiBLine|TestPeakMemoryOnHugeLines|TestRevertReadsTheFileTwice|TestDecodeMatchesEncodingJSON|TestSIGINTStopsEveryCommand|TestSpillSameOutput
 HEAVY_PKGS  := ./cmd/sessctl/ ./pkg/session/
 test-heavy:
 	$(GO) vet -tags heavy $(HEAVY_PKGS)
@@ -58,7 +58,7 @@ test-heavy:
 	grep -E '^(--- |ok|FAIL|panic)' $$log; \
 	if [ $$rc -ne 0 ]; then cat $$log; rm -f $$log; exit $$rc; fi; \
 	n=$$(grep -c -- '^--- PASS' $$log); rm -f $$log; \
-	if [ $$n -ne 4 ]; then echo "test-heavy: $$n of 4 tests passed (skipped ones count as not passed)"; exit 1; fi
+	if [ $$n -ne 6 ]; then echo "test-heavy: $$n of 6 tests passed (skipped ones count as not passed)"; exit 1; fi
 
 lint: fmt-check vet staticcheck
 
