@@ -1,6 +1,7 @@
-//go:build race
+//go:build race && heavy
 
 package main
 
-// raceEnabled: the test binary is built with -race (make test).
+// raceEnabled: the test binary is built with -race (make test-heavy;
+// sigint_test.go).
 const raceEnabled = true
