@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -142,7 +143,7 @@ func runDu(ctx context.Context, env *appEnv, opt duOptions) error {
 			r = &duRow{Key: k}
 			rows[k] = r
 		}
-		if !containsString(r.Agents, string(s.Agent)) {
+		if !slices.Contains(r.Agents, string(s.Agent)) {
 			r.Agents = append(r.Agents, string(s.Agent))
 		}
 		r.Sessions++
@@ -242,13 +243,4 @@ func runDu(ctx context.Context, env *appEnv, opt duOptions) error {
 	fmt.Fprintf(env.stdout, "  fork copies       %s in %s: lines a larger transcript of the same conversation repeats (du --json names it)\n",
 		humanBytes(rc.ForkCopies.Bytes), plural(rc.ForkCopies.Files, "transcript"))
 	return nil
-}
-
-func containsString(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -150,7 +150,7 @@ func Measure(ctx context.Context, opt Options) (*Report, error) {
 		return owner{}, false
 	}
 
-	for _, r := range distinctRoots(opt.Roots, opt.MissingOK) {
+	for _, r := range distinctRoots(opt.Roots) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -243,7 +243,7 @@ func expiryRule(opt Options) string {
 
 // distinctRoots are the roots that exist, absolute, without one that lies
 // inside another (its files would count twice).
-func distinctRoots(roots []session.Root, missingOK bool) []string {
+func distinctRoots(roots []session.Root) []string {
 	type rr struct{ path, real string }
 	var all []rr
 	for _, r := range roots {
@@ -273,13 +273,8 @@ func distinctRoots(roots []session.Root, missingOK bool) []string {
 			out = append(out, a.path)
 		}
 	}
-	_ = missingOK
 	return out
 }
-
-// headLines is how many lines of a transcript's head are read for its
-// first record id.
-const headLines = 20
 
 // forkCopies finds the transcripts that repeat another: those whose first
 // record id (session.Record.UUID) is another's first are one conversation
@@ -360,30 +355,10 @@ func forkCopies(ctx context.Context, ss []*session.Session, rep *Report) error {
 // one, "" when none (or the transcript is compressed: its bytes on disk are
 // not its lines').
 func firstID(s *session.Session) string {
-	f := session.FormatFor(s.Agent)
-	if f == nil || jsonl.PlainName(s.Main) != s.Main {
+	if jsonl.PlainName(s.Main) != s.Main {
 		return ""
 	}
-	fh, err := jsonl.Open(s.Main)
-	if err != nil {
-		return ""
-	}
-	defer fh.Close()
-	r := jsonl.NewReaderSize(fh, 8<<10)
-	r.MaxLineSize = 1 << 20
-	for range headLines {
-		l, err := r.Next()
-		if err != nil {
-			return ""
-		}
-		if l.Status != jsonl.OK {
-			continue
-		}
-		if rec := session.Decode(f, l); rec.UUID != "" {
-			return rec.UUID
-		}
-	}
-	return ""
+	return session.HeadField(s, []byte(`uuid`), func(r *session.Record) string { return r.UUID })
 }
 
 // scanIDs calls fn with the id of each line of s's main transcript that

@@ -336,6 +336,13 @@ func Preview(s string, n int) string {
 // reads at most headLines lines of at most 1 MiB each, so that grouping a
 // whole store by project costs one small read per session.
 func HeadCWD(s *Session) string {
+	return HeadField(s, []byte(`cwd`), func(r *Record) string { return r.CWD })
+}
+
+// HeadField returns the first non-empty field of the records in the first
+// lines of the session's main transcript, or "": HeadCWD's read, for any
+// field of a Record. Only the lines that hold hint are decoded.
+func HeadField(s *Session, hint []byte, field func(*Record) string) string {
 	f := FormatFor(s.Agent)
 	if f == nil {
 		return ""
@@ -354,11 +361,12 @@ func HeadCWD(s *Session) string {
 		if err != nil {
 			return ""
 		}
-		if l.Status != jsonl.OK || !bytes.Contains(l.Raw, []byte(`cwd`)) {
+		if l.Status != jsonl.OK || !bytes.Contains(l.Raw, hint) {
 			continue
 		}
-		if rec := Decode(f, l); rec.CWD != "" {
-			return rec.CWD
+		rec := Decode(f, l)
+		if v := field(&rec); v != "" {
+			return v
 		}
 	}
 	return ""
