@@ -125,14 +125,7 @@ func runCleanup(ctx context.Context, env *appEnv, opt cleanupOptions) error {
 
 	po := cleanup.Options{OlderThan: opt.olderThan, OlderThanSet: opt.ageSet, Keep: opt.keep, MaxSize: opt.maxSize,
 		Rotations: opt.rotations, Agent: opt.agent, Now: env.now()}
-	if len(opt.roots) > 0 {
-		for _, r := range opt.roots {
-			po.Roots = append(po.Roots, session.Root{Path: r})
-		}
-	} else {
-		po.Roots = session.DefaultRoots(env.getenv, env.home)
-		po.MissingOK = true
-	}
+	po.Roots, po.MissingOK = scopeRoots(env, opt.roots)
 	// planning reads every session's files (a spinner: how many there are
 	// is only known at the end)
 	pr := newProgress(ctx, env, opt.progress, "planning", 0, unitNone)

@@ -81,14 +81,7 @@ func runDu(ctx context.Context, env *appEnv, opt duOptions) error {
 		}
 		po.OlderThan, po.OlderThanSet = d, true
 	}
-	if len(opt.roots) > 0 {
-		for _, r := range opt.roots {
-			po.Roots = append(po.Roots, session.Root{Path: r})
-		}
-	} else {
-		po.Roots = session.DefaultRoots(env.getenv, env.home)
-		po.MissingOK = true
-	}
+	po.Roots, po.MissingOK = scopeRoots(env, opt.roots)
 	type measured struct {
 		rep *du.Report
 		err error

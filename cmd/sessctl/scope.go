@@ -62,14 +62,19 @@ func discoverScope(env *appEnv, roots, paths []string) *session.Result {
 	if len(paths) > 0 {
 		return session.DiscoverPaths(paths)
 	}
-	if len(roots) > 0 {
-		var rs []session.Root
-		for _, r := range roots {
-			rs = append(rs, session.Root{Path: r})
-		}
-		return session.Discover(rs, false)
+	return session.Discover(scopeRoots(env, roots))
+}
+
+// scopeRoots are the --root directories, else every agent's default store;
+// missingOK says the stores need not exist (the defaults).
+func scopeRoots(env *appEnv, roots []string) (rs []session.Root, missingOK bool) {
+	if len(roots) == 0 {
+		return session.DefaultRoots(env.getenv, env.home), true
 	}
-	return session.Discover(session.DefaultRoots(env.getenv, env.home), true)
+	for _, r := range roots {
+		rs = append(rs, session.Root{Path: r})
+	}
+	return rs, false
 }
 
 // keep returns the sessions of agent (all when "") updated since (any
