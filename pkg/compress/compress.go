@@ -405,7 +405,7 @@ func encode(ctx context.Context, w io.Writer, src *os.File) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	n, err := io.Copy(enc, &ctxReader{ctx: ctx, r: io.NewSectionReader(src, 0, 1<<62)})
+	n, err := io.Copy(enc, &jsonl.ContextReader{Ctx: ctx, R: io.NewSectionReader(src, 0, 1<<62)})
 	if err != nil {
 		enc.Close()
 		return n, err
@@ -453,18 +453,6 @@ func verify(ctx context.Context, tmp *jsonl.AtomicFile, src *os.File, size int64
 		return fmt.Errorf("the compressed copy holds %d bytes, the file %d; nothing was changed", off, size)
 	}
 	return nil
-}
-
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c *ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
 
 func (it *Item) skip(code, why string) *Item {

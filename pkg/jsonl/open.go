@@ -1,6 +1,7 @@
 package jsonl
 
 import (
+	"context"
 	"io"
 	"os"
 
@@ -67,4 +68,19 @@ func OpenRandom(path string) (*os.File, error) {
 		return nil, err
 	}
 	return tmp, nil
+}
+
+// ContextReader reads R until Ctx is done; from then on every Read returns
+// Ctx.Err(), so that a copy of a large file stops at Ctrl-C within one
+// buffer.
+type ContextReader struct {
+	Ctx context.Context
+	R   io.Reader
+}
+
+func (c *ContextReader) Read(p []byte) (int, error) {
+	if err := c.Ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.R.Read(p)
 }

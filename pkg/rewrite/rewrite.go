@@ -303,11 +303,11 @@ func (t *Txn) Replace(ctx context.Context, write func(orig io.Reader, dst io.Wri
 		in = &damageReader{r: zr}
 		dst.NoClobber()
 	}
-	var orig io.Reader = &ctxReader{ctx: ctx, r: in}
+	var orig io.Reader = &jsonl.ContextReader{Ctx: ctx, R: in}
 	if !t.compressed() {
 		// a plain original can be read by place too: a writer that keeps
 		// a few lines after the part it copies reads just those
-		orig = &ctxFile{ctxReader{ctx: ctx, r: in}, io.NewSectionReader(src, 0, t.id.Size)}
+		orig = &ctxFile{jsonl.ContextReader{Ctx: ctx, R: in}, io.NewSectionReader(src, 0, t.id.Size)}
 	}
 	if err := write(orig, dst); err != nil {
 		dst.Abort()
@@ -473,28 +473,15 @@ func (d *damageReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// ctxReader stops a read when the context is cancelled.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c *ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
-}
-
-// ctxFile is a ctxReader over a plain original that is also an
+// ctxFile is a jsonl.ContextReader over a plain original that is also an
 // io.ReaderAt over the bytes that were checked.
 type ctxFile struct {
-	ctxReader
+	jsonl.ContextReader
 	at *io.SectionReader
 }
 
 func (c *ctxFile) ReadAt(p []byte, off int64) (int, error) {
-	if err := c.ctx.Err(); err != nil {
+	if err := c.Ctx.Err(); err != nil {
 		return 0, err
 	}
 	return c.at.ReadAt(p, off)
