@@ -8,13 +8,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/sessctl/sessctl/pkg/jsonl"
@@ -340,24 +337,15 @@ func projectPaths(ss []*session.Session) map[*session.Session]string {
 // headCWDs is projectPaths; keyless also reads the heads of the sessions
 // whose path names no project (Codex: the rollout's session_meta).
 func headCWDs(ss []*session.Session, keyless bool) map[*session.Session]string {
-	cwds := make([]string, len(ss))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0)+2, len(ss)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < len(ss); i = int(next.Add(1) - 1) {
-				switch s := ss[i]; {
-				case filepath.IsAbs(s.Project):
-					cwds[i] = s.Project
-				case s.Project != "" || keyless:
-					cwds[i] = session.HeadCWD(s)
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	cwds := session.ReadHeads(context.Background(), ss, func(s *session.Session) string {
+		switch {
+		case filepath.IsAbs(s.Project):
+			return s.Project
+		case s.Project != "" || keyless:
+			return session.HeadCWD(s)
+		}
+		return ""
+	})
 	out := make(map[*session.Session]string, len(ss))
 	for i, s := range ss {
 		if cwds[i] != "" {

@@ -15,11 +15,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/sessctl/sessctl/pkg/cleanup"
@@ -283,19 +280,7 @@ func distinctRoots(roots []session.Root) []string {
 // transcript is kept, and each other one's lines whose ids it holds are
 // counted as copies.
 func forkCopies(ctx context.Context, ss []*session.Session, rep *Report) error {
-	first := make([]string, len(ss))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0)+2, len(ss)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < len(ss) && ctx.Err() == nil; i = int(next.Add(1) - 1) {
-				first[i] = firstID(ss[i])
-			}
-		}()
-	}
-	wg.Wait()
+	first := session.ReadHeads(ctx, ss, firstID)
 	if err := ctx.Err(); err != nil {
 		return err
 	}

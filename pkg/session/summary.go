@@ -2,8 +2,12 @@ package session
 
 import (
 	"bytes"
+	"context"
 	"io"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -337,6 +341,27 @@ func Preview(s string, n int) string {
 // whole store by project costs one small read per session.
 func HeadCWD(s *Session) string {
 	return HeadField(s, []byte(`cwd`), func(r *Record) string { return r.CWD })
+}
+
+// ReadHeads calls read on every session of ss, a few at a time side by
+// side (reading a head is mostly waiting for the disk: a store of 100,000
+// sessions is 100,000 files to open), and returns what each gave. It stops
+// starting new reads when ctx is done.
+func ReadHeads(ctx context.Context, ss []*Session, read func(*Session) string) []string {
+	out := make([]string, len(ss))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0)+2, len(ss)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(ss) && ctx.Err() == nil; i = int(next.Add(1) - 1) {
+				out[i] = read(ss[i])
+			}
+		}()
+	}
+	wg.Wait()
+	return out
 }
 
 // HeadField returns the first non-empty field of the records in the first
