@@ -280,12 +280,7 @@ func ConsumptionWith(ctx context.Context, ss []*session.Session, progress Progre
 			if fu.Window > 0 {
 				su.Window = fu.Window
 			}
-			if su.Project == "" && fu.CWD != "" {
-				su.Project = fu.CWD
-			}
-			if su.CWD == "" {
-				su.CWD = fu.CWD
-			}
+			gaugeCWD(&su.Project, &su.CWD, fu)
 		}
 	})
 	if err != nil {
@@ -355,6 +350,17 @@ func ConsumptionWith(ctx context.Context, ss []*session.Session, progress Progre
 		own[i], ccu[i] = usage.Tally{}, usage.Tally{}
 	}
 	return out, nil
+}
+
+// gaugeCWD sets a session's project and working directory from what its
+// gauge file fu records, where they are not known yet.
+func gaugeCWD(project, cwd *string, fu *usage.FileUsage) {
+	if *project == "" && fu.CWD != "" {
+		*project = fu.CWD
+	}
+	if *cwd == "" {
+		*cwd = fu.CWD
+	}
 }
 
 // scanUsage is the scan under Consumption and CountedRequests: every file

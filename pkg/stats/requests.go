@@ -52,14 +52,7 @@ func CountedRequests(ctx context.Context, ss []*session.Session, progress Progre
 			}
 		}
 		if fu.Class&usage.Gauge != 0 {
-			// as Consumption sets them
-			ref := &rq.Sessions[sess]
-			if ref.Project == "" && fu.CWD != "" {
-				ref.Project = fu.CWD
-			}
-			if ref.CWD == "" {
-				ref.CWD = fu.CWD
-			}
+			gaugeCWD(&rq.Sessions[sess].Project, &rq.Sessions[sess].CWD, fu)
 		}
 	})
 	if err != nil {
