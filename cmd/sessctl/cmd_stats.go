@@ -260,7 +260,14 @@ func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt s
 	}
 	pr := newProgress(ctx, env, opt.progress, "scanning", 0, unitBytes)
 	ix := openIndex(env, opt.index)
-	sus, err := stats.ConsumptionWith(ctx, ss, pr.set, ix.ReadUsage)
+	// the result of the whole run comes from the index when no file
+	// changed since the same run before, except where the rows are made
+	// of the requests themselves (by day, by model), which it does not keep
+	var memo stats.Memo
+	if ix != nil && opt.by != stats.ByDay && opt.by != stats.ByModel {
+		memo = ix
+	}
+	sus, err := stats.ConsumptionMemo(ctx, ss, pr.set, ix.ReadUsage, memo)
 	closeIndex(ix)
 	pr.done()
 	if err != nil {

@@ -49,6 +49,7 @@ func outputs(t *testing.T, root string, extra ...string) ([]string, index.Stats)
 		total.Grown += s.Grown
 		total.Misses += s.Misses
 		total.Written += s.Written
+		total.RunHits += s.RunHits
 	}
 	defer func() { indexClosed = nil }()
 	var outs []string
@@ -101,6 +102,11 @@ func TestIndexChangesNoOutput(t *testing.T) {
 	sameOutputs(t, "warm", got, want)
 	if st.Misses != 0 || st.Grown != 0 || st.Hits == 0 {
 		t.Fatalf("warm run read files again: %+v", st)
+	}
+	// stats --all and stats --all --json: the result of the whole run
+	// (by day and by model count requests, which it does not keep)
+	if st.RunHits != 2 {
+		t.Fatalf("warm stats runs answered from the index's results of whole runs: %d, want 2: %+v", st.RunHits, st)
 	}
 
 	// one more request at the end of the Claude transcript: every command

@@ -46,7 +46,7 @@ import (
 // schema is the layout of the index file. Change it whenever what is
 // stored, or how, changes; the build stamp (see stamp) changes by itself
 // whenever sessctl is rebuilt.
-const schema = "sessctl-index-1"
+const schema = "sessctl-index-2"
 
 // FileName is the index's file in its directory.
 const FileName = "index.db"
@@ -77,6 +77,7 @@ var sweepEvery = 24 * time.Hour
 var (
 	bucketMeta  = []byte("meta")
 	bucketFiles = []byte("files")
+	bucketRuns  = []byte("runs") // results of whole runs (LoadRun)
 	keySchema   = []byte("schema")
 	keySwept    = []byte("swept") // Unix seconds of the last sweep
 )
@@ -123,10 +124,11 @@ type Index struct {
 	looked atomic.Int64 // look-ups in the view, for shedEvery
 
 	pending map[string][]byte
-	stale   [][]byte // keys of entries whose file is gone, deleted with the next write
-	swept   bool     // stale holds a sweep: record its time with the next write
-	size    int      // bytes in pending
-	broken  bool     // the file is unreadable: delete it on Close
+	runs    map[string][]byte // results of whole runs to store (StoreRun)
+	stale   [][]byte          // keys of entries whose file is gone, deleted with the next write
+	swept   bool              // stale holds a sweep: record its time with the next write
+	size    int               // bytes in pending
+	broken  bool              // the file is unreadable: delete it on Close
 
 	stats Stats
 }
@@ -140,6 +142,7 @@ type viewTx struct {
 // Stats counts what a run did with the index, for tests and measurements.
 type Stats struct {
 	Hits, Grown, Misses, Written int
+	RunHits                      int // results of whole runs found (LoadRun)
 	Swept                        int // entries of files that are gone, deleted
 }
 
@@ -193,7 +196,7 @@ func (ix *Index) openView() (err error) {
 		return err
 	}
 	meta, files := tx.Bucket(bucketMeta), tx.Bucket(bucketFiles)
-	if meta == nil || files == nil || !bytes.Equal(meta.Get(keySchema), ix.stamp) {
+	if meta == nil || files == nil || tx.Bucket(bucketRuns) == nil || !bytes.Equal(meta.Get(keySchema), ix.stamp) {
 		tx.Rollback()
 		db.Close()
 		return errors.New("index: another schema or build")
@@ -224,6 +227,9 @@ func (ix *Index) create(dir string) error {
 			return err
 		}
 		if _, err := tx.CreateBucket(bucketFiles); err != nil {
+			return err
+		}
+		if _, err := tx.CreateBucket(bucketRuns); err != nil {
 			return err
 		}
 		return meta.Put(keySchema, ix.stamp)
@@ -314,7 +320,7 @@ func (ix *Index) closeViewLocked() {
 // after. Called with mu held. An index another run holds is not waited
 // for: the entries are dropped (the next run reads those files again).
 func (ix *Index) flush(reopen bool) (err error) {
-	if (len(ix.pending) == 0 && !ix.swept) || ix.db == nil {
+	if (len(ix.pending) == 0 && len(ix.runs) == 0 && !ix.swept) || ix.db == nil {
 		return nil
 	}
 	defer func() {
@@ -324,8 +330,8 @@ func (ix *Index) flush(reopen bool) (err error) {
 		}
 	}()
 	ix.closeView()
-	pending, stale, swept := ix.pending, ix.stale, ix.swept
-	ix.pending, ix.size, ix.stale, ix.swept = map[string][]byte{}, 0, nil, false
+	pending, stale, swept, runs := ix.pending, ix.stale, ix.swept, ix.runs
+	ix.pending, ix.size, ix.stale, ix.swept, ix.runs = map[string][]byte{}, 0, nil, false, nil
 	db, err := bolt.Open(ix.path, 0o600, &bolt.Options{Timeout: lockWait})
 	if err == nil {
 		err = db.Update(func(tx *bolt.Tx) error {
@@ -356,6 +362,9 @@ func (ix *Index) flush(reopen bool) (err error) {
 					return err
 				}
 				ix.stats.Swept++
+			}
+			if err := putRuns(tx.Bucket(bucketRuns), runs); err != nil {
+				return err
 			}
 			if swept {
 				return meta.Put(keySwept, binary.BigEndian.AppendUint64(nil, uint64(time.Now().Unix())))

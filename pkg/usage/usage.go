@@ -501,7 +501,17 @@ func init() { prices.Store(price.Default()) }
 func Prices() *price.Table { return prices.Load() }
 
 // SetPrices replaces the price table (--prices FILE).
-func SetPrices(t *price.Table) { prices.Store(t) }
+func SetPrices(t *price.Table) {
+	prices.Store(t)
+	pricesSet.Store(true)
+}
+
+// pricesSet says SetPrices was called: totals may be priced by another
+// table than the embedded one.
+var pricesSet atomic.Bool
+
+// PricesSet reports whether SetPrices replaced the embedded price table.
+func PricesSet() bool { return pricesSet.Load() }
 
 // cost prices request r of model m into t.
 func (t *Totals) cost(m string, r *Request, pm *price.Model) {

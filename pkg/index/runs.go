@@ -1,0 +1,135 @@
+package index
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"slices"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// maxRuns is how many results of whole runs the index keeps (the newest
+// stored): a user's few usual commands (stats --all, of a project, of an
+// agent), each of which replaces its own when a file changes.
+const maxRuns = 8
+
+// MaxRun is the largest result of a whole run the index stores: a run
+// whose result is larger (a store of many thousands of sessions) is not
+// kept, so that a run never holds more than this of it in memory.
+const MaxRun = 4 << 20
+
+// LoadRun returns the result stored for a whole run under key, nil when
+// there is none. The caller makes key of everything the result depends on
+// (stats.Memo): the index knows nothing of it but the bytes.
+func (ix *Index) LoadRun(key []byte) (value []byte) {
+	if ix == nil {
+		return nil
+	}
+	ix.mu.Lock()
+	if v, ok := ix.runs[string(key)]; ok {
+		ix.mu.Unlock()
+		return v
+	}
+	ix.mu.Unlock()
+	if value = ix.runView(key); value != nil {
+		ix.count(func(s *Stats) { s.RunHits++ })
+	}
+	return value
+}
+
+// runView looks a run up in the view (LoadRun; view is taken after mu,
+// never while holding it).
+func (ix *Index) runView(key []byte) (value []byte) {
+	ix.view.RLock()
+	defer ix.view.RUnlock()
+	if ix.db == nil {
+		return nil
+	}
+	vt, ok := ix.takeTx()
+	if !ok {
+		return nil
+	}
+	defer func() {
+		if recover() != nil { // a damaged page: a miss
+			value = nil
+		}
+		ix.giveTx(vt)
+	}()
+	runs := vt.tx.Bucket(bucketRuns)
+	if runs == nil {
+		return nil
+	}
+	b := runs.Get(key)
+	if len(b) < 8 {
+		return nil
+	}
+	return bytes.Clone(b[8:])
+}
+
+// StoreRun stores value as the result of the whole run key names, written
+// with the run's other entries when it ends. A value larger than MaxRun is
+// not stored.
+func (ix *Index) StoreRun(key, value []byte) {
+	if ix == nil || len(value) > MaxRun {
+		return
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.db == nil {
+		return
+	}
+	if ix.runs == nil {
+		ix.runs = map[string][]byte{}
+	}
+	ix.runs[string(key)] = value
+}
+
+// putRuns writes the results of whole runs, each after the time it is
+// written, and deletes all but the maxRuns newest.
+func putRuns(b *bolt.Bucket, runs map[string][]byte) error {
+	if len(runs) == 0 {
+		return nil
+	}
+	if b == nil {
+		return errors.New("index: no runs bucket")
+	}
+	now := uint64(time.Now().UnixNano())
+	for k, v := range runs {
+		if err := b.Put([]byte(k), append(binary.BigEndian.AppendUint64(nil, now), v...)); err != nil {
+			return err
+		}
+	}
+	type aged struct {
+		key []byte
+		at  uint64
+	}
+	var all []aged
+	c := b.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		var at uint64
+		if len(v) >= 8 {
+			at = binary.BigEndian.Uint64(v)
+		}
+		all = append(all, aged{bytes.Clone(k), at})
+	}
+	if len(all) <= maxRuns {
+		return nil
+	}
+	slices.SortFunc(all, func(a, b aged) int {
+		if a.at != b.at {
+			if a.at > b.at {
+				return -1
+			}
+			return 1
+		}
+		return bytes.Compare(a.key, b.key)
+	})
+	for _, a := range all[maxRuns:] {
+		if err := b.Delete(a.key); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,267 @@
+package stats
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/sessctl/sessctl/pkg/session"
+	"github.com/sessctl/sessctl/pkg/usage"
+)
+
+// mapMemo is a Memo in memory that counts what it is asked.
+type mapMemo struct {
+	m            map[string][]byte
+	loads, hits  int
+	stores       int
+	corruptAfter bool // every stored value is cut short (a damaged entry)
+}
+
+func (mm *mapMemo) LoadRun(key []byte) []byte {
+	mm.loads++
+	v, ok := mm.m[string(key)]
+	if ok {
+		mm.hits++
+	}
+	return v
+}
+
+func (mm *mapMemo) StoreRun(key, value []byte) {
+	mm.stores++
+	if mm.corruptAfter {
+		value = value[:len(value)/2]
+	}
+	mm.m[string(key)] = value
+}
+
+// memoView is all a caller of Consumption sees of a session's result,
+// unexported fields included (the requests aside).
+func memoView(t *testing.T, sus []*SessionUsage) []string {
+	t.Helper()
+	var out []string
+	for _, su := range sus {
+		b, err := json.Marshal(su)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("%s %d %q %d %v %p", b, su.Context, su.ContextSource, su.Window, su.ccusageView, su.Session))
+	}
+	return out
+}
+
+// A run answered from the memo gives what a run that reads everything
+// gives: every session, every field, on the test sessions of every agent
+// (rotations, subagents, gauges, rejected lines) and the samples.
+func TestMemoSameConsumption(t *testing.T) {
+	roots := []session.Root{{Path: "../../testdata/sessions"}, {Path: "../../testdata/claude-2.1.330"},
+		{Path: "../../testdata/kimi-code-2.1.0"}, {Path: claudeStore(t, 40, 20<<10)}}
+	if _, err := os.Stat("../../../shared/samples"); err == nil {
+		roots = append(roots, session.Root{Path: "../../../shared/samples"})
+	}
+	ss := usage.Distinct(session.Discover(roots, false).Sessions)
+	ctx := context.Background()
+	want, err := Consumption(ctx, ss, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer Close(want)
+	mm := &mapMemo{m: map[string][]byte{}}
+	first, err := ConsumptionMemo(ctx, ss, nil, nil, mm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer Close(first)
+	if mm.stores != 1 || mm.hits != 0 {
+		t.Fatalf("first run: %d stores, %d hits; want 1, 0", mm.stores, mm.hits)
+	}
+	got, err := ConsumptionMemo(ctx, ss, nil, nil, mm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mm.hits != 1 {
+		t.Fatalf("second run: %d hits, want 1", mm.hits)
+	}
+	w, g := memoView(t, want), memoView(t, got)
+	if len(w) != len(g) || len(w) < 40 {
+		t.Fatalf("%d sessions from the memo, %d read", len(g), len(w))
+	}
+	for i := range w {
+		if g[i] != w[i] {
+			t.Errorf("session %d from the memo:\n got %s\nwant %s", i, g[i], w[i])
+		}
+	}
+	// the requests themselves are not kept: a caller that needs them
+	// passes no memo
+	n := 0
+	EachRequest(got, func(*SessionUsage, *usage.Request) error { n++; return nil })
+	if n != 0 {
+		t.Errorf("a result from the memo gave %d requests", n)
+	}
+}
+
+// A stored value that does not decode is a miss, and the run reads.
+func TestMemoDamagedValueIsAMiss(t *testing.T) {
+	ss := session.Discover([]session.Root{{Path: "../../testdata/sessions"}}, false).Sessions
+	ctx := context.Background()
+	want, err := Consumption(ctx, ss, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mm := &mapMemo{m: map[string][]byte{}, corruptAfter: true}
+	if _, err := ConsumptionMemo(ctx, ss, nil, nil, mm); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ConsumptionMemo(ctx, ss, nil, nil, mm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mm.hits != 1 || mm.stores != 2 {
+		t.Fatalf("%d hits, %d stores; want the damaged value found, and replaced", mm.hits, mm.stores)
+	}
+	w, g := memoView(t, want), memoView(t, got)
+	if !reflect.DeepEqual(w, g) {
+		t.Errorf("after a damaged value:\n got %v\nwant %v", g, w)
+	}
+}
+
+// The key names every file that records usage as discovery found it: a
+// file that grows, is renamed or touched, and another order of the
+// sessions, each make another key; a file without an identity, none.
+func TestMemoKey(t *testing.T) {
+	dir := filepath.Join(claudeStore(t, 3, 4<<10), "projects")
+	discover := func() []*session.Session {
+		return session.Discover([]session.Root{{Path: dir}}, false).Sessions
+	}
+	ss := discover()
+	if len(ss) != 3 {
+		t.Fatalf("%d sessions, want 3", len(ss))
+	}
+	k0 := memoKey(ss)
+	if k0 == nil {
+		t.Fatal("no key")
+	}
+	if k := memoKey(discover()); string(k) != string(k0) {
+		t.Fatal("the same store gave another key")
+	}
+	keys := map[string]string{string(k0): "unchanged"}
+	differs := func(what string, k []byte) {
+		t.Helper()
+		if k == nil {
+			t.Fatalf("%s: no key", what)
+		}
+		if prev, ok := keys[string(k)]; ok {
+			t.Errorf("%s: the key of %s", what, prev)
+		}
+		keys[string(k)] = what
+	}
+	differs("sessions in another order", memoKey([]*session.Session{ss[1], ss[0], ss[2]}))
+	differs("a session fewer", memoKey(ss[:2]))
+	// Kimi's project is named outside its files (kimi.json)
+	other := *ss[0]
+	other.Project = "/elsewhere"
+	differs("another project", memoKey([]*session.Session{&other, ss[1], ss[2]}))
+
+	main := ss[0].Main
+	fi, err := os.Stat(main)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(main, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"type":"user","message":{"role":"user","content":"x"}}` + "\n")
+	f.Close()
+	// its time as before: only the size says it grew
+	if err := os.Chtimes(main, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if unchanged(ss) {
+		t.Error("unchanged: a file grown since discovery was not seen")
+	}
+	differs("a file grown", memoKey(discover()))
+	if !unchanged(discover()) {
+		t.Error("unchanged: a store as discovery found it was not")
+	}
+
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(main, later, later); err != nil {
+		t.Fatal(err)
+	}
+	differs("a file touched", memoKey(discover()))
+
+	if err := os.Rename(main, filepath.Join(filepath.Dir(main), "0000000a-0000-4000-8000-000000000000.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	differs("a file renamed", memoKey(discover()))
+
+	// a file as the caller names it, without discovery's lstat
+	s := *ss[1]
+	s.Files = []session.File{{Path: s.Main, Role: session.FileMain, Size: 1}}
+	if k := memoKey([]*session.Session{&s}); k != nil {
+		t.Error("a file without an identity gave a key")
+	}
+}
+
+// Every field of SessionUsage is either stored in the memo or one the
+// sessions give: a field added to one and not the other fails here.
+func TestMemoCarriesEveryField(t *testing.T) {
+	given := map[string]bool{"Session": true, "Agent": true, "ID": true, "Main": true, "Files": true,
+		"Errors": true, "src": true, "ledger": true, "ccusageView": true}
+	stored := map[string]bool{}
+	mt := reflect.TypeOf(memoSession{})
+	for i := range mt.NumField() {
+		stored[mt.Field(i).Name] = true
+	}
+	st := reflect.TypeOf(SessionUsage{})
+	for i := range st.NumField() {
+		name := st.Field(i).Name
+		if !given[name] && !stored[name] {
+			t.Errorf("SessionUsage.%s is neither stored in the memo nor given by the sessions", name)
+		}
+	}
+}
+
+// A stored session decodes to what was stored, down to a time's zone and
+// a cost's last bit.
+func TestMemoRoundTrip(t *testing.T) {
+	at := time.UnixMilli(1_790_000_000_123)
+	tot := func(v usage.View, n int64) usage.Totals {
+		return usage.Totals{View: v, Usage: session.Usage{Input: n, Output: 2 * n, CacheRead: 3, CacheCreation: 4, Reasoning: 5, CacheCreation1h: 1},
+			Requests: 7, ByModel: usage.ByModel{{Model: "a", Usage: session.Usage{Input: n}}, {Model: "b"}},
+			LastActivity: at, CostUSD: 0.1 + 0.2, Unpriced: map[string]int64{"x": 9}}
+	}
+	rot := tot(usage.ViewSessctl, 0)
+	rot.Requests = 0
+	ccu := tot(usage.ViewCCUsage, 11)
+	s := &session.Session{Agent: "claude", ID: "id", Main: "/m.jsonl"}
+	su := &SessionUsage{Session: s, Agent: "claude", ID: "id", Project: "p", CWD: "/w", Main: "/m.jsonl", Files: []string{},
+		Totals: tot(usage.ViewSessctl, 10), InRotations: &rot, AsCCUsage: &ccu, PerResponse: 1, PerResponseView: 2,
+		CumulativeView: 3, ViewsDiffer: "why", UsageLines: 4, Rejected: 5,
+		RejectedLines: []FileDrop{{"/m.jsonl", usage.Drop{Line: 3, Reason: "r"}}}, SessctlOnly: 6,
+		SessctlLines: []FileDrop{{"/m.jsonl", usage.Drop{Line: 4, Reason: "s"}}}, CCUsageOnly: 7, Corrupt: 8,
+		Context: 9, ContextSource: "src", Window: 10, ccusageView: true}
+	v, ok := toMemo([]*SessionUsage{su})
+	if !ok {
+		t.Fatal("not stored")
+	}
+	got, ok := fromMemo([]*session.Session{s}, v)
+	if !ok {
+		t.Fatal("does not decode")
+	}
+	if !reflect.DeepEqual(got[0], su) {
+		t.Errorf("round trip:\n got %+v\nwant %+v", got[0], su)
+	}
+	if got[0].Totals.LastActivity.Location() != at.Location() {
+		t.Errorf("time zone %v, want %v", got[0].Totals.LastActivity.Location(), at.Location())
+	}
+	su.Errors = []string{"unreadable"}
+	if _, ok := toMemo([]*SessionUsage{su}); ok {
+		t.Error("a result with errors was stored")
+	}
+}
