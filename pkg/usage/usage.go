@@ -265,6 +265,7 @@ type Ledger struct {
 	// requests without keys, which only copies are checked against.
 	NoCopies bool
 	spill    *ledgerSpill
+	expect   int   // the requests Grow said are coming (firstParts)
 	err      error // the first error of spilling, returned by Finish
 }
 
@@ -399,6 +400,7 @@ func first(copied *map[uint64]struct{}, r *Request, copy bool) bool {
 // tables one doubling at a time). Room in the list that is never used costs
 // address space more than memory; the index is made for half of it.
 func (lg *Ledger) Grow(n int) {
+	lg.expect += max(n, 0)
 	n = min(n, lg.budget())
 	if n <= 0 || lg.spill != nil {
 		return
