@@ -16,8 +16,15 @@
 # first run costs) and warm (through the index; target: 10x, peak RSS
 # 128 MB at 100,000 sessions), their outputs held to each other.
 #
+# Then stats --all over a generated 1 GB store of 500 sessions (a copy
+# in the run's directory): cold (--no-index), warm (issue 15: >= 10x) and
+# after one more line is appended to a transcript before each run (>= 5x),
+# each held to --no-index's output.
+#
 # Environment: SESSCTL_CACHE (default ~/.cache/sessctl; corpus and ccusage
 # live there), BENCH_SIZE (200MB), BENCH_FILES (150), RUNS (7),
+# BENCH_WARM_SIZE (1GB; 0: skip the 1 GB store; made once in the cache,
+# about 25 s),
 # BENCH_CODEX (1: the Codex comparison; 0: skip it), BENCH_LS_FILES
 # (20000 sessions; 100000 for issue 15's figure, a 3 GB store made once in
 # the cache, about 4 minutes; 0: skip ls), LS_RUNS (2).
@@ -130,6 +137,59 @@ echo "cpu time ratio (user+sys, all runs): $(awk "BEGIN{printf \"%.2f\", $cpu_cc
 ok=1
 awk "BEGIN{exit !($ratio_t >= 3)}" || { echo "bench-stats: FAIL: less than 3x faster than ccusage"; ok=0; }
 [ "$best_s_m" -lt $((32 * 1024)) ] || { echo "bench-stats: FAIL: peak RSS not under 32 MB"; ok=0; }
+
+# --- stats --all over 1 GB: cold, warm, after one appended line (issue 15:
+# warm >= 10x, aim <= 100 ms; after an append >= 5x) ---
+WARM_SIZE=${BENCH_WARM_SIZE:-1GB}
+if [ "$WARM_SIZE" != 0 ]; then
+	big=$CACHE/corpus-claude-$WARM_SIZE-500
+	if [ ! -d "$big/projects" ]; then
+		rm -rf "$big"
+		(cd "$REPO" && go run ./internal/gen claude -out "$big" -size "$WARM_SIZE" -files 500) >&2
+	fi
+	# a copy: the appends below must not change the cached corpus
+	cp -a "$big" "$WORK/big"
+	find "$WORK/big" -name '*.jsonl' -print0 | xargs -0 cat >/dev/null
+	export XDG_CACHE_HOME="$WORK/cache-big"
+	# the file a session appends to: a mid-sized transcript
+	grow=$(find "$WORK/big/projects" -name '*.jsonl' -printf '%s %p\n' | sort -n | awk 'NR == 250 {print $2}')
+	appendone() { # one more request, a new id each time, as a client writes it
+		printf '{"type":"assistant","sessionId":"bench","uuid":"bench-%s","timestamp":"2026-11-02T09:00:00.000Z","requestId":"req_bench%s","message":{"id":"msg_bench%s","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"appended"}],"usage":{"input_tokens":1000,"output_tokens":2000,"cache_read_input_tokens":0,"cache_creation_input_tokens":0}}}\n' "$1" "$1" "$1" >>"$grow"
+	}
+	CLAUDE_CONFIG_DIR="$WORK/big" measure big-first "$WORK/sessctl" stats --all --no-progress --json >/dev/null # builds the index
+	best_c_t=999999 best_c_m=0 best_w_t=999999 best_w_m=0 best_a_t=999999 best_a_m=0 cpu_c=0 cpu_w=0 cpu_a=0 cpu_ac=0
+	for i in $(seq "$RUNS"); do
+		read -r t m c < <(CLAUDE_CONFIG_DIR="$WORK/big" measure big-cold "$WORK/sessctl" stats --all --no-progress --no-index --json)
+		if awk "BEGIN{exit !($t < $best_c_t)}"; then best_c_t=$t; fi
+		if [ "$m" -gt "$best_c_m" ]; then best_c_m=$m; fi
+		cpu_c=$(awk "BEGIN{print $cpu_c + $c}")
+		read -r t m c < <(CLAUDE_CONFIG_DIR="$WORK/big" measure big-warm "$WORK/sessctl" stats --all --no-progress --json)
+		if awk "BEGIN{exit !($t < $best_w_t)}"; then best_w_t=$t; fi
+		if [ "$m" -gt "$best_w_m" ]; then best_w_m=$m; fi
+		cpu_w=$(awk "BEGIN{print $cpu_w + $c}")
+		cmp -s "$WORK/big-cold.out" "$WORK/big-warm.out" || die "stats --all over 1 GB through the index differs from --no-index"
+	done
+	for i in $(seq "$RUNS"); do
+		appendone "$i"
+		read -r t m c < <(CLAUDE_CONFIG_DIR="$WORK/big" measure big-append "$WORK/sessctl" stats --all --no-progress --json)
+		if awk "BEGIN{exit !($t < $best_a_t)}"; then best_a_t=$t; fi
+		if [ "$m" -gt "$best_a_m" ]; then best_a_m=$m; fi
+		cpu_a=$(awk "BEGIN{print $cpu_a + $c}")
+		read -r t m c < <(CLAUDE_CONFIG_DIR="$WORK/big" measure big-append-cold "$WORK/sessctl" stats --all --no-progress --no-index --json)
+		cpu_ac=$(awk "BEGIN{print $cpu_ac + $c}")
+		cmp -s "$WORK/big-append.out" "$WORK/big-append-cold.out" || die "stats --all after an append differs from --no-index"
+	done
+	cmp -s "$WORK/big-cold.out" "$WORK/big-append.out" && die "the appended lines changed nothing: the append measurement proves nothing"
+	echo
+	echo "1 GB store: $big ($(($(du -sb "$big" | cut -f1) / 1048576)) MiB, 500 files), best of $RUNS"
+	echo "sessctl stats --all --json, cold (--no-index): ${best_c_t}s, peak RSS $((best_c_m / 1024)) MB (worst run)"
+	echo "sessctl stats --all --json, warm:              ${best_w_t}s, peak RSS $((best_w_m / 1024)) MB (worst run)"
+	echo "sessctl stats --all --json, after an append:   ${best_a_t}s, peak RSS $((best_a_m / 1024)) MB (worst run)"
+	echo "1 GB time ratio (cold/warm): $(awk "BEGIN{printf \"%.2f\", $best_c_t / ($best_w_t > 0 ? $best_w_t : 0.001)}")x, cpu $(awk "BEGIN{printf \"%.2f\", $cpu_c / ($cpu_w > 0 ? $cpu_w : 0.01)}")x (issue 15's target >= 10x)"
+	echo "1 GB time ratio (cold/after an append): $(awk "BEGIN{printf \"%.2f\", $best_c_t / ($best_a_t > 0 ? $best_a_t : 0.001)}")x, cpu $(awk "BEGIN{printf \"%.2f\", $cpu_ac / ($cpu_a > 0 ? $cpu_a : 0.01)}")x (issue 15's target >= 5x)"
+	rm -rf "$WORK/big"
+	export XDG_CACHE_HOME="$WORK/cache"
+fi
 
 # --- Codex: stats --all against ccusage codex session (issue 15: >= 3x) ---
 if [ "${BENCH_CODEX:-1}" != 0 ]; then
