@@ -12,13 +12,15 @@ import (
 
 // maxRuns is how many results of whole runs the index keeps (the newest
 // stored): a user's few usual commands (stats --all, of a project, of an
-// agent), each of which replaces its own when a file changes.
-const maxRuns = 8
+// agent), each of which stores two (stats.ConsumptionMemo: its result, and
+// what a run after a change needs) and replaces them when a file changes.
+const maxRuns = 16
 
 // MaxRun is the largest result of a whole run the index stores: a run
-// whose result is larger (a store of many thousands of sessions) is not
-// kept, so that a run never holds more than this of it in memory.
-const MaxRun = 4 << 20
+// whose result is larger (a store of many thousands of sessions, or of
+// millions of requests) is not kept, so that a run never holds more than
+// this of it in memory.
+const MaxRun = 16 << 20
 
 // LoadRun returns the result stored for a whole run under key, nil when
 // there is none. The caller makes key of everything the result depends on

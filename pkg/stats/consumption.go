@@ -243,13 +243,19 @@ type ReadFile func(ctx context.Context, rd *usage.Reader, path string, a session
 // ConsumptionWith is Consumption reading each file with read (nil:
 // usage.Reader.ReadFile).
 func ConsumptionWith(ctx context.Context, ss []*session.Session, progress Progress, read ReadFile) ([]*SessionUsage, error) {
+	return consumption(ctx, ss, progress, read, nil)
+}
+
+// consumption is ConsumptionWith, calling seen (when not nil) with each
+// file's requests before the ledger takes them (see scanUsage).
+func consumption(ctx context.Context, ss []*session.Session, progress Progress, read ReadFile, seen func(sess int, fu *usage.FileUsage)) ([]*SessionUsage, error) {
 	out := make([]*SessionUsage, len(ss))
 	for i, s := range ss {
 		out[i] = &SessionUsage{Session: s, Agent: s.Agent, ID: s.ID, Project: s.Project, Main: s.Main, Context: -1, Files: []string{}}
 	}
 	sc, err := scanUsage(ctx, ss, progress, read, func(sess int, f UsageFile) {
 		out[sess].Files = append(out[sess].Files, f.Path)
-	}, func(sess int, fu *usage.FileUsage, err error) {
+	}, seen, func(sess int, fu *usage.FileUsage, err error) {
 		su := out[sess]
 		if err != nil {
 			su.Errors = append(su.Errors, fmt.Sprintf("%s: %v", fu.Path, err))
@@ -371,8 +377,13 @@ func gaugeCWD(project, cwd *string, fu *usage.FileUsage) {
 // then, and what a rotated copy says of its lines cleared: its
 // original's) and the error that stopped its reading, if any. On success
 // the ledger is finished; the caller owns the source's files (close).
+// seen, when not nil, is called in the same order just before the ledger
+// takes a file's requests, with the file's session and what it says (nil
+// for a file so large that its requests went to the ledger as it was
+// read).
 func scanUsage(ctx context.Context, ss []*session.Session, progress Progress, read ReadFile,
-	job func(sess int, f UsageFile), merged func(sess int, fu *usage.FileUsage, err error)) (*source, error) {
+	job func(sess int, f UsageFile), seen func(sess int, fu *usage.FileUsage),
+	merged func(sess int, fu *usage.FileUsage, err error)) (*source, error) {
 	if read == nil {
 		read = func(ctx context.Context, rd *usage.Reader, path string, _ session.Agent, sc usage.Scanner, class usage.FileClass) (*usage.FileUsage, error) {
 			return rd.ReadFile(ctx, path, sc, class)
@@ -508,6 +519,14 @@ func scanUsage(ctx context.Context, ss []*session.Session, progress Progress, re
 		}
 		fileSess = append(fileSess, int(j.sess))
 		fileCopy = append(fileCopy, fu.Class&usage.Copy != 0)
+		if seen != nil {
+			// a streamed file's requests went to the ledger as it was read
+			if streamed {
+				seen(int(j.sess), nil)
+			} else {
+				seen(int(j.sess), fu)
+			}
+		}
 		if !streamed {
 			select {
 			case spare <- lg.Add(fu):

@@ -2,11 +2,15 @@ package stats
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/gob"
 	"os"
+	"slices"
+	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/sessctl/sessctl/pkg/session"
@@ -28,7 +32,7 @@ type Memo interface {
 
 // memoVersion names the layout of a stored result and of its key. Change
 // it whenever either changes.
-const memoVersion = "sessctl-consumption-memo-1"
+const memoVersion = "sessctl-consumption-memo-2"
 
 // memoSession is what Consumption works out for a session, stored: every
 // field of SessionUsage but those the caller's sessions give (Session,
@@ -63,33 +67,316 @@ type memoSession struct {
 // (a caller that groups by day or model, or exports requests, passes no
 // memo). A result is stored only when the run had no error, no file
 // changed while it ran, and the price table is the embedded one.
+//
+// A run whose key is not stored but whose shape is (the same sessions and
+// files, some of them changed: a live session appending) works out again
+// only the sessions whose files changed, when that gives what the whole
+// run would: see memoDelta.
 func ConsumptionMemo(ctx context.Context, ss []*session.Session, progress Progress, read ReadFile, memo Memo) ([]*SessionUsage, error) {
-	var key []byte
-	if memo != nil && !usage.PricesSet() {
-		key = memoKey(ss)
+	if memo == nil || usage.PricesSet() {
+		return ConsumptionWith(ctx, ss, progress, read)
 	}
-	if key != nil {
-		if v := memo.LoadRun(key); v != nil {
-			if out, ok := fromMemo(ss, v); ok {
-				return out, nil
-			}
-		}
+	// the sessions by main file: what a session counts does not depend on
+	// the order they come in (discovery's, newest first, which an append
+	// changes), and so neither do the key, the shape and what is stored
+	cs := slices.Clone(ss)
+	slices.SortStableFunc(cs, func(a, b *session.Session) int {
+		return cmp.Or(strings.Compare(a.Main, b.Main), strings.Compare(string(a.Agent), string(b.Agent)), strings.Compare(a.ID, b.ID))
+	})
+	out, err := consumptionMemo(ctx, cs, progress, read, memo)
+	if err != nil {
+		return nil, err
 	}
-	out, err := ConsumptionWith(ctx, ss, progress, read)
-	if err != nil || key == nil {
-		return out, err
+	at := make(map[*session.Session]*SessionUsage, len(out))
+	for _, su := range out {
+		at[su.Session] = su
 	}
-	if v, ok := toMemo(out); ok && unchanged(ss) {
-		memo.StoreRun(key, v)
+	for i, s := range ss {
+		out[i] = at[s]
 	}
 	return out, nil
 }
 
-// memoKey hashes what a Consumption of ss depends on; nil when a file that
-// records usage has no identity to know it by.
-func memoKey(ss []*session.Session) []byte {
-	h := sha256.New()
-	var b []byte
+// consumptionMemo is ConsumptionMemo of sessions in their canonical order.
+func consumptionMemo(ctx context.Context, ss []*session.Session, progress Progress, read ReadFile, memo Memo) ([]*SessionUsage, error) {
+	var key, shape []byte
+	key, shape = memoKeys(ss)
+	if key == nil {
+		return ConsumptionWith(ctx, ss, progress, read)
+	}
+	if v := memo.LoadRun(key); v != nil {
+		if ms, ok := decodeMemo(v, len(ss)); ok {
+			return fromMemo(ss, ms), nil
+		}
+	}
+	if out, ok, err := changedOnly(ctx, ss, read, memo, key, shape); ok || err != nil {
+		return out, err
+	}
+	var kc *keyCollector
+	if len(ss) <= maxDeltaSessions {
+		kc = newKeyCollector(len(ss))
+	}
+	out, err := consumption(ctx, ss, progress, read, kc.seenFunc())
+	if err != nil {
+		return out, err
+	}
+	ms, ok := toMemo(out)
+	if !ok || !unchanged(ss) {
+		return out, nil
+	}
+	v, err := encodeMemo(ms)
+	if err != nil {
+		return out, nil
+	}
+	memo.StoreRun(key, v)
+	if kc != nil && kc.complete {
+		if d, err := kc.delta(ss, v); err == nil {
+			memo.StoreRun(shape, d)
+		}
+	}
+	return out, nil
+}
+
+// maxDeltaSessions is the most sessions whose run keeps what a run that
+// finds some of their files changed needs (memoDelta): its keys take about
+// 12 bytes a request.
+const maxDeltaSessions = 20000
+
+// memoDelta is what the memo keeps, under a run's shape (its key without
+// the files' sizes and times), so that a later run over the same sessions
+// and files, some of them changed, works out again only the sessions whose
+// files changed and takes the others from Result.
+//
+// That is the whole run's result only when the changed sessions share no
+// request with any other: Claude Code's de-duplication is across every
+// file, by message (usage.Request.MsgKey), and a session whose messages
+// appear in another's files (a fork, a resumed copy) may win or lose
+// requests to it. So the delta keeps every message key of the run with the
+// session that holds it (-1: several), and which sessions are Isolated
+// (none of their keys in another session's files). A changed session that
+// was not isolated, or whose new keys are another session's, and any run
+// in which a rotated copy holds keyless requests (those are matched by
+// their line against every file's), is worked out whole.
+type memoDelta struct {
+	Sizes, MTimes []int64 // each usage file's, session by session, in eachUsageFile's order
+	Isolated      []bool  // by session
+	Keys          []uint64
+	Owners        []int32 // the session holding Keys[i] (sorted), -1: several
+	Result        []byte  // the stored result (decodeMemo)
+}
+
+// keyCollector gathers the message keys of a run's requests by session
+// (scanUsage's seen).
+type keyCollector struct {
+	owner    map[uint64]int32
+	isolated []bool
+	// complete is false once the run holds what a delta cannot follow: a
+	// file streamed into the ledger unseen, keyless requests in a rotated
+	// copy, a request with one key and not the other
+	complete bool
+}
+
+func newKeyCollector(sessions int) *keyCollector {
+	kc := &keyCollector{owner: map[uint64]int32{}, isolated: make([]bool, sessions), complete: true}
+	for i := range kc.isolated {
+		kc.isolated[i] = true
+	}
+	return kc
+}
+
+// seenFunc returns kc.seen, nil for a nil kc.
+func (kc *keyCollector) seenFunc() func(int, *usage.FileUsage) {
+	if kc == nil {
+		return nil
+	}
+	return kc.seen
+}
+
+func (kc *keyCollector) seen(sess int, fu *usage.FileUsage) {
+	if fu == nil {
+		kc.complete = false
+		return
+	}
+	for i := range fu.Requests {
+		r := &fu.Requests[i]
+		if (r.Key == 0) != (r.MsgKey == 0) {
+			kc.complete = false
+		}
+		if r.MsgKey == 0 {
+			if fu.Class&usage.Copy != 0 {
+				kc.complete = false
+			}
+			continue
+		}
+		o, ok := kc.owner[r.MsgKey]
+		switch {
+		case !ok:
+			kc.owner[r.MsgKey] = int32(sess)
+		case o == int32(sess):
+		case o == -1:
+			kc.isolated[sess] = false
+		default:
+			kc.isolated[o], kc.isolated[sess] = false, false
+			kc.owner[r.MsgKey] = -1
+		}
+	}
+}
+
+// delta encodes the memoDelta of a run over ss whose stored result is
+// result.
+func (kc *keyCollector) delta(ss []*session.Session, result []byte) ([]byte, error) {
+	keys, owners := kc.sorted()
+	return encodeDelta(ss, kc.isolated, keys, owners, result)
+}
+
+// sorted returns kc's keys in order, with their sessions.
+func (kc *keyCollector) sorted() ([]uint64, []int32) {
+	keys := make([]uint64, 0, len(kc.owner))
+	for k := range kc.owner {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	owners := make([]int32, len(keys))
+	for i, k := range keys {
+		owners[i] = kc.owner[k]
+	}
+	return keys, owners
+}
+
+func encodeDelta(ss []*session.Session, isolated []bool, keys []uint64, owners []int32, result []byte) ([]byte, error) {
+	d := memoDelta{Isolated: isolated, Keys: keys, Owners: owners, Result: result}
+	for _, s := range ss {
+		eachUsageFile(s, func(_ int, f UsageFile) {
+			d.Sizes = append(d.Sizes, f.Size)
+			d.MTimes = append(d.MTimes, f.ModTime.UnixNano())
+		})
+	}
+	var buf bytes.Buffer
+	err := gob.NewEncoder(&buf).Encode(&d)
+	return buf.Bytes(), err
+}
+
+// changedOnlyRuns counts the runs changedOnly answered (tests).
+var changedOnlyRuns atomic.Int64
+
+// changedOnly answers a run whose shape the memo holds by working out
+// again only the sessions whose files changed (memoDelta); ok is false
+// when it cannot, and the run is worked out whole. It stores the new
+// result as the whole run would.
+func changedOnly(ctx context.Context, ss []*session.Session, read ReadFile, memo Memo, key, shape []byte) (out []*SessionUsage, ok bool, err error) {
+	v := memo.LoadRun(shape)
+	if v == nil {
+		return nil, false, nil
+	}
+	var d memoDelta
+	if gob.NewDecoder(bytes.NewReader(v)).Decode(&d) != nil || len(d.Isolated) != len(ss) || len(d.Keys) != len(d.Owners) {
+		return nil, false, nil
+	}
+	var changed []int // sessions
+	n := 0
+	for i, s := range ss {
+		moved := false
+		eachUsageFile(s, func(_ int, f UsageFile) {
+			if n >= len(d.Sizes) || f.Size != d.Sizes[n] || f.ModTime.UnixNano() != d.MTimes[n] {
+				moved = true
+			}
+			n++
+		})
+		if moved {
+			if !d.Isolated[i] {
+				return nil, false, nil
+			}
+			changed = append(changed, i)
+		}
+	}
+	if n != len(d.Sizes) || len(changed) > max(1, len(ss)/2) {
+		return nil, false, nil
+	}
+	ms, ok := decodeMemo(d.Result, len(ss))
+	if !ok {
+		return nil, false, nil
+	}
+	sub := make([]*session.Session, len(changed))
+	for j, i := range changed {
+		sub[j] = ss[i]
+	}
+	kc := newKeyCollector(len(sub))
+	subOut, err := consumption(ctx, sub, nil, read, kc.seen)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, false, err
+		}
+		return nil, false, nil
+	}
+	defer Close(subOut)
+	if !kc.complete {
+		return nil, false, nil
+	}
+	for j := range sub {
+		if !kc.isolated[j] {
+			return nil, false, nil
+		}
+	}
+	// a changed session's keys must be its own or new to the run
+	in := map[int32]bool{}
+	for _, i := range changed {
+		in[int32(i)] = true
+	}
+	for k, j := range kc.owner {
+		if at, found := slices.BinarySearch(d.Keys, k); found {
+			if o := d.Owners[at]; o != int32(changed[j]) {
+				return nil, false, nil
+			}
+		}
+	}
+	subMs, ok := toMemo(subOut)
+	if !ok {
+		return nil, false, nil
+	}
+	for j, i := range changed {
+		ms[i] = subMs[j]
+	}
+	out = fromMemo(ss, ms)
+	changedOnlyRuns.Add(1)
+	// the new result and delta, stored as the whole run's would be
+	if !unchanged(ss) {
+		return out, true, nil
+	}
+	rv, err := encodeMemo(ms)
+	if err != nil {
+		return out, true, nil
+	}
+	memo.StoreRun(key, rv)
+	// the run's keys: those of the sessions that did not change, and the
+	// changed sessions' new ones (none of them another's), merged in order
+	newKeys, newOwners := kc.sorted()
+	keys := make([]uint64, 0, len(d.Keys)+len(newKeys))
+	owners := make([]int32, 0, cap(keys))
+	j := 0
+	for at, k := range d.Keys {
+		if in[d.Owners[at]] {
+			continue
+		}
+		for ; j < len(newKeys) && newKeys[j] < k; j++ {
+			keys, owners = append(keys, newKeys[j]), append(owners, int32(changed[newOwners[j]]))
+		}
+		keys, owners = append(keys, k), append(owners, d.Owners[at])
+	}
+	for ; j < len(newKeys); j++ {
+		keys, owners = append(keys, newKeys[j]), append(owners, int32(changed[newOwners[j]]))
+	}
+	if dv, err := encodeDelta(ss, d.Isolated, keys, owners, rv); err == nil {
+		memo.StoreRun(shape, dv)
+	}
+	return out, true, nil
+}
+
+// memoKeys hashes what a Consumption of ss depends on (key) and the same
+// without the files' sizes and times (shape); nil when a file that records
+// usage has no identity to know it by.
+func memoKeys(ss []*session.Session) (key, shape []byte) {
+	hk, hs := sha256.New(), sha256.New()
+	var b, t []byte
 	str := func(s string) {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
@@ -111,20 +398,30 @@ func memoKey(ss []*session.Session) []byte {
 			num(int64(f.Class))
 			num(int64(dev))
 			num(int64(ino))
-			num(f.Size)
-			num(f.ModTime.UnixNano())
+			t = binary.AppendVarint(t, f.Size)
+			t = binary.AppendVarint(t, f.ModTime.UnixNano())
 		})
 		num(-1)
 		if len(b) >= 32<<10 {
-			h.Write(b)
+			hk.Write(b)
+			hs.Write(b)
 			b = b[:0]
 		}
 	}
 	if !ok {
-		return nil
+		return nil, nil
 	}
-	h.Write(b)
-	return h.Sum(nil)
+	hk.Write(b)
+	hs.Write(b)
+	hs.Write([]byte("shape"))
+	hk.Write(t)
+	return hk.Sum(nil), hs.Sum(nil)
+}
+
+// memoKey is memoKeys' key.
+func memoKey(ss []*session.Session) []byte {
+	k, _ := memoKeys(ss)
+	return k
 }
 
 // unchanged reports whether every file of ss that records usage is still
@@ -154,9 +451,9 @@ func unchanged(ss []*session.Session) bool {
 	return ok
 }
 
-// toMemo encodes the result of a run; false when it is not to be stored
-// (a session had errors).
-func toMemo(out []*SessionUsage) ([]byte, bool) {
+// toMemo is what stores the result of a run; false when it is not to be
+// stored (a session had errors).
+func toMemo(out []*SessionUsage) ([]memoSession, bool) {
 	ms := make([]memoSession, len(out))
 	for i, su := range out {
 		if len(su.Errors) > 0 {
@@ -170,20 +467,27 @@ func toMemo(out []*SessionUsage) ([]byte, bool) {
 			CCUsageOnly: su.CCUsageOnly, Corrupt: su.Corrupt, Context: su.Context,
 			ContextSource: su.ContextSource, Window: su.Window, CCUsageView: su.ccusageView}
 	}
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(ms); err != nil {
-		return nil, false
-	}
-	return buf.Bytes(), true
+	return ms, true
 }
 
-// fromMemo decodes a stored result for the sessions ss; false when it does
-// not decode or is not for as many sessions.
-func fromMemo(ss []*session.Session, v []byte) ([]*SessionUsage, bool) {
+func encodeMemo(ms []memoSession) ([]byte, error) {
+	var buf bytes.Buffer
+	err := gob.NewEncoder(&buf).Encode(ms)
+	return buf.Bytes(), err
+}
+
+// decodeMemo decodes a stored result; false when it does not decode or is
+// not for as many sessions.
+func decodeMemo(v []byte, sessions int) ([]memoSession, bool) {
 	var ms []memoSession
-	if err := gob.NewDecoder(bytes.NewReader(v)).Decode(&ms); err != nil || len(ms) != len(ss) {
+	if err := gob.NewDecoder(bytes.NewReader(v)).Decode(&ms); err != nil || len(ms) != sessions {
 		return nil, false
 	}
+	return ms, true
+}
+
+// fromMemo is the result of a run over ss from what was stored of it.
+func fromMemo(ss []*session.Session, ms []memoSession) []*SessionUsage {
 	out := make([]*SessionUsage, len(ss))
 	for i, s := range ss {
 		m := &ms[i]
@@ -197,5 +501,5 @@ func fromMemo(ss []*session.Session, v []byte) ([]*SessionUsage, bool) {
 		eachUsageFile(s, func(_ int, f UsageFile) { su.Files = append(su.Files, f.Path) })
 		out[i] = su
 	}
-	return out, true
+	return out
 }
