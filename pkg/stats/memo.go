@@ -9,6 +9,7 @@ import (
 	"encoding/gob"
 	"os"
 	"slices"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -32,7 +33,7 @@ type Memo interface {
 
 // memoVersion names the layout of a stored result and of its key. Change
 // it whenever either changes.
-const memoVersion = "sessctl-consumption-memo-2"
+const memoVersion = "sessctl-consumption-memo-3"
 
 // memoSession is what Consumption works out for a session, stored: every
 // field of SessionUsage but those the caller's sessions give (Session,
@@ -157,31 +158,48 @@ const maxDeltaSessions = 20000
 // was not isolated, or whose new keys are another session's, and any run
 // in which a rotated copy holds keyless requests (those are matched by
 // their line against every file's), is worked out whole.
+//
+// It is stored as two gob values one after the other, the head and the
+// rest, so that a run that finds a changed session not isolated decodes
+// no more than the head.
 type memoDelta struct {
+	memoDeltaHead
+	memoDeltaBody
+}
+
+type memoDeltaHead struct {
 	Sizes, MTimes []int64 // each usage file's, session by session, in eachUsageFile's order
 	Isolated      []bool  // by session
-	Keys          []uint64
-	Owners        []int32 // the session holding Keys[i] (sorted), -1: several
-	Result        []byte  // the stored result (decodeMemo)
+}
+
+type memoDeltaBody struct {
+	Keys   []uint64
+	Owners []int32 // the session holding Keys[i] (sorted), -1: several
+	Result []byte  // the stored result (decodeMemo)
 }
 
 // keyCollector gathers the message keys of a run's requests by session
-// (scanUsage's seen).
+// (scanUsage's seen): a list, sorted once at the end, which holds about
+// half what a map of the same keys does.
 type keyCollector struct {
-	owner    map[uint64]int32
-	isolated []bool
+	// the key and session of each response seen, side by side (12 bytes
+	// a response; a slice of pairs would take 16)
+	pairKeys []uint64
+	pairSess []int32
+	sessions int
 	// complete is false once the run holds what a delta cannot follow: a
 	// file streamed into the ledger unseen, keyless requests in a rotated
 	// copy, a request with one key and not the other
 	complete bool
+	// after index: the distinct keys in order with their session (-1:
+	// several), and the sessions that share none
+	keys     []uint64
+	owners   []int32
+	isolated []bool
 }
 
 func newKeyCollector(sessions int) *keyCollector {
-	kc := &keyCollector{owner: map[uint64]int32{}, isolated: make([]bool, sessions), complete: true}
-	for i := range kc.isolated {
-		kc.isolated[i] = true
-	}
-	return kc
+	return &keyCollector{sessions: sessions, complete: true}
 }
 
 // seenFunc returns kc.seen, nil for a nil kc.
@@ -208,51 +226,78 @@ func (kc *keyCollector) seen(sess int, fu *usage.FileUsage) {
 			}
 			continue
 		}
-		o, ok := kc.owner[r.MsgKey]
-		switch {
-		case !ok:
-			kc.owner[r.MsgKey] = int32(sess)
-		case o == int32(sess):
-		case o == -1:
-			kc.isolated[sess] = false
-		default:
-			kc.isolated[o], kc.isolated[sess] = false, false
-			kc.owner[r.MsgKey] = -1
+		if n := len(kc.pairKeys); n > 0 && kc.pairKeys[n-1] == r.MsgKey && kc.pairSess[n-1] == int32(sess) {
+			continue // the lines of one response come one after another
 		}
+		kc.pairKeys, kc.pairSess = append(kc.pairKeys, r.MsgKey), append(kc.pairSess, int32(sess))
 	}
+}
+
+// index sorts what was seen into keys, owners and isolated.
+func (kc *keyCollector) index() {
+	sort.Sort(byKeySess{kc})
+	kc.isolated = make([]bool, kc.sessions)
+	for i := range kc.isolated {
+		kc.isolated[i] = true
+	}
+	// the distinct keys, written over the pairs' own arrays
+	keys, owners := kc.pairKeys[:0], kc.pairSess[:0]
+	for i := 0; i < len(kc.pairKeys); {
+		k, o := kc.pairKeys[i], kc.pairSess[i]
+		j := i + 1
+		for ; j < len(kc.pairKeys) && kc.pairKeys[j] == k; j++ {
+			if kc.pairSess[j] != kc.pairSess[i] {
+				o = -1
+			}
+		}
+		if o == -1 {
+			for _, s := range kc.pairSess[i:j] {
+				kc.isolated[s] = false
+			}
+		}
+		keys, owners = append(keys, k), append(owners, o)
+		i = j
+	}
+	kc.keys, kc.owners = keys, owners
+	kc.pairKeys, kc.pairSess = nil, nil
+}
+
+// byKeySess sorts a keyCollector's pairs by key, then session.
+type byKeySess struct{ kc *keyCollector }
+
+func (b byKeySess) Len() int { return len(b.kc.pairKeys) }
+func (b byKeySess) Less(i, j int) bool {
+	k := b.kc.pairKeys
+	return k[i] < k[j] || k[i] == k[j] && b.kc.pairSess[i] < b.kc.pairSess[j]
+}
+func (b byKeySess) Swap(i, j int) {
+	k, s := b.kc.pairKeys, b.kc.pairSess
+	k[i], k[j] = k[j], k[i]
+	s[i], s[j] = s[j], s[i]
 }
 
 // delta encodes the memoDelta of a run over ss whose stored result is
 // result.
 func (kc *keyCollector) delta(ss []*session.Session, result []byte) ([]byte, error) {
-	keys, owners := kc.sorted()
-	return encodeDelta(ss, kc.isolated, keys, owners, result)
-}
-
-// sorted returns kc's keys in order, with their sessions.
-func (kc *keyCollector) sorted() ([]uint64, []int32) {
-	keys := make([]uint64, 0, len(kc.owner))
-	for k := range kc.owner {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	owners := make([]int32, len(keys))
-	for i, k := range keys {
-		owners[i] = kc.owner[k]
-	}
-	return keys, owners
+	kc.index()
+	return encodeDelta(ss, kc.isolated, kc.keys, kc.owners, result)
 }
 
 func encodeDelta(ss []*session.Session, isolated []bool, keys []uint64, owners []int32, result []byte) ([]byte, error) {
-	d := memoDelta{Isolated: isolated, Keys: keys, Owners: owners, Result: result}
+	head := memoDeltaHead{Isolated: isolated}
 	for _, s := range ss {
 		eachUsageFile(s, func(_ int, f UsageFile) {
-			d.Sizes = append(d.Sizes, f.Size)
-			d.MTimes = append(d.MTimes, f.ModTime.UnixNano())
+			head.Sizes = append(head.Sizes, f.Size)
+			head.MTimes = append(head.MTimes, f.ModTime.UnixNano())
 		})
 	}
 	var buf bytes.Buffer
-	err := gob.NewEncoder(&buf).Encode(&d)
+	buf.Grow(64 + 10*(len(head.Sizes)+len(keys)) + 3*len(owners) + len(result))
+	enc := gob.NewEncoder(&buf)
+	if err := enc.Encode(&head); err != nil {
+		return nil, err
+	}
+	err := enc.Encode(&memoDeltaBody{Keys: keys, Owners: owners, Result: result})
 	return buf.Bytes(), err
 }
 
@@ -269,7 +314,8 @@ func changedOnly(ctx context.Context, ss []*session.Session, read ReadFile, memo
 		return nil, false, nil
 	}
 	var d memoDelta
-	if gob.NewDecoder(bytes.NewReader(v)).Decode(&d) != nil || len(d.Isolated) != len(ss) || len(d.Keys) != len(d.Owners) {
+	dec := gob.NewDecoder(bytes.NewReader(v))
+	if dec.Decode(&d.memoDeltaHead) != nil || len(d.Isolated) != len(ss) {
 		return nil, false, nil
 	}
 	var changed []int // sessions
@@ -292,6 +338,9 @@ func changedOnly(ctx context.Context, ss []*session.Session, read ReadFile, memo
 	if n != len(d.Sizes) || len(changed) > max(1, len(ss)/2) {
 		return nil, false, nil
 	}
+	if dec.Decode(&d.memoDeltaBody) != nil || len(d.Keys) != len(d.Owners) {
+		return nil, false, nil
+	}
 	ms, ok := decodeMemo(d.Result, len(ss))
 	if !ok {
 		return nil, false, nil
@@ -312,6 +361,7 @@ func changedOnly(ctx context.Context, ss []*session.Session, read ReadFile, memo
 	if !kc.complete {
 		return nil, false, nil
 	}
+	kc.index()
 	for j := range sub {
 		if !kc.isolated[j] {
 			return nil, false, nil
@@ -322,9 +372,9 @@ func changedOnly(ctx context.Context, ss []*session.Session, read ReadFile, memo
 	for _, i := range changed {
 		in[int32(i)] = true
 	}
-	for k, j := range kc.owner {
-		if at, found := slices.BinarySearch(d.Keys, k); found {
-			if o := d.Owners[at]; o != int32(changed[j]) {
+	for at, k := range kc.keys {
+		if found, ok := slices.BinarySearch(d.Keys, k); ok {
+			if o := d.Owners[found]; o != int32(changed[kc.owners[at]]) {
 				return nil, false, nil
 			}
 		}
@@ -349,7 +399,7 @@ func changedOnly(ctx context.Context, ss []*session.Session, read ReadFile, memo
 	memo.StoreRun(key, rv)
 	// the run's keys: those of the sessions that did not change, and the
 	// changed sessions' new ones (none of them another's), merged in order
-	newKeys, newOwners := kc.sorted()
+	newKeys, newOwners := kc.keys, kc.owners
 	keys := make([]uint64, 0, len(d.Keys)+len(newKeys))
 	owners := make([]int32, 0, cap(keys))
 	j := 0
