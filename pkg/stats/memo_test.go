@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -320,9 +321,9 @@ func TestMemoChangedSessionsOnly(t *testing.T) {
 	}
 	ctx := context.Background()
 	mm := &mapMemo{m: map[string][]byte{}}
-	var reads int
+	var reads atomic.Int64 // the scan's workers read side by side
 	read := func(ctx context.Context, rd *usage.Reader, path string, _ session.Agent, sc usage.Scanner, class usage.FileClass) (*usage.FileUsage, error) {
-		reads++
+		reads.Add(1)
 		return rd.ReadFile(ctx, path, sc, class)
 	}
 	discover := func() []*session.Session {
@@ -336,7 +337,7 @@ func TestMemoChangedSessionsOnly(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer Close(want)
-		reads = 0
+		reads.Store(0)
 		got, err := ConsumptionMemo(ctx, ss, nil, read, mm)
 		if err != nil {
 			t.Fatal(err)
@@ -345,7 +346,7 @@ func TestMemoChangedSessionsOnly(t *testing.T) {
 		if !reflect.DeepEqual(w, g) {
 			t.Fatalf("%s:\n got %v\nwant %v", what, g, w)
 		}
-		return reads
+		return int(reads.Load())
 	}
 	if n := run("first run"); n != 7 {
 		t.Fatalf("first run read %d files, want 7", n)
