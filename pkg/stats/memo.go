@@ -9,7 +9,6 @@ import (
 	"encoding/gob"
 	"os"
 	"slices"
-	"sort"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -33,7 +32,7 @@ type Memo interface {
 
 // memoVersion names the layout of a stored result and of its key. Change
 // it whenever either changes.
-const memoVersion = "sessctl-consumption-memo-3"
+const memoVersion = "sessctl-consumption-memo-4"
 
 // memoSession is what Consumption works out for a session, stored: every
 // field of SessionUsage but those the caller's sessions give (Session,
@@ -139,8 +138,8 @@ func consumptionMemo(ctx context.Context, ss []*session.Session, progress Progre
 }
 
 // maxDeltaSessions is the most sessions whose run keeps what a run that
-// finds some of their files changed needs (memoDelta): its keys take about
-// 12 bytes a request.
+// finds some of their files changed needs (memoDelta): its keys take 8
+// bytes a response.
 const maxDeltaSessions = 20000
 
 // memoDelta is what the memo keeps, under a run's shape (its key without
@@ -153,18 +152,23 @@ const maxDeltaSessions = 20000
 // file, by message (usage.Request.MsgKey), and a session whose messages
 // appear in another's files (a fork, a resumed copy) may win or lose
 // requests to it. So the delta keeps every message key of the run with the
-// session that holds it (-1: several), and which sessions are Isolated
+// session that holds it (or several), and which sessions are Isolated
 // (none of their keys in another session's files). A changed session that
 // was not isolated, or whose new keys are another session's, and any run
 // in which a rotated copy holds keyless requests (those are matched by
 // their line against every file's), is worked out whole.
 //
-// It is stored as two gob values one after the other, the head and the
-// rest, so that a run that finds a changed session not isolated decodes
-// no more than the head.
+// A key is kept as its top 44 bits with the session in the low 20 (one
+// uint64: 8 bytes a key): two messages whose keys share their top bits are
+// taken for one, which can only make a session look shared when it is not
+// (the run is then worked out whole), never the other way. The head (a gob
+// value) comes first, then the keys and the result as raw bytes, so that a
+// run that finds a changed session not isolated decodes only the head, and
+// so that the keys are written and read without a copy of their own.
 type memoDelta struct {
 	memoDeltaHead
-	memoDeltaBody
+	Keys   []uint64 // packed, sorted: keyPart(k) | session (sessMask: several)
+	Result []byte   // the stored result (decodeMemo)
 }
 
 type memoDeltaHead struct {
@@ -172,34 +176,30 @@ type memoDeltaHead struct {
 	Isolated      []bool  // by session
 }
 
-type memoDeltaBody struct {
-	Keys   []uint64
-	Owners []int32 // the session holding Keys[i] (sorted), -1: several
-	Result []byte  // the stored result (decodeMemo)
-}
+const (
+	sessBits = 20
+	sessMask = 1<<sessBits - 1 // the session of a packed key; all ones: several
+)
+
+func keyPart(p uint64) uint64 { return p &^ sessMask }
+func sessOf(p uint64) int     { return int(p & sessMask) }
 
 // keyCollector gathers the message keys of a run's requests by session
-// (scanUsage's seen): a list, sorted once at the end, which holds about
-// half what a map of the same keys does.
+// (scanUsage's seen), packed, in a list sorted once at the end.
 type keyCollector struct {
-	// the key and session of each response seen, side by side (12 bytes
-	// a response; a slice of pairs would take 16)
-	pairKeys []uint64
-	pairSess []int32
+	packed   []uint64
 	sessions int
 	// complete is false once the run holds what a delta cannot follow: a
 	// file streamed into the ledger unseen, keyless requests in a rotated
-	// copy, a request with one key and not the other
+	// copy, a request with one key and not the other, too many sessions
 	complete bool
-	// after index: the distinct keys in order with their session (-1:
-	// several), and the sessions that share none
-	keys     []uint64
-	owners   []int32
+	// after index: packed holds the distinct keys in order, each with its
+	// session or sessMask; isolated, the sessions that share none
 	isolated []bool
 }
 
 func newKeyCollector(sessions int) *keyCollector {
-	return &keyCollector{sessions: sessions, complete: true}
+	return &keyCollector{sessions: sessions, complete: sessions < sessMask}
 }
 
 // seenFunc returns kc.seen, nil for a nil kc.
@@ -226,64 +226,51 @@ func (kc *keyCollector) seen(sess int, fu *usage.FileUsage) {
 			}
 			continue
 		}
-		if n := len(kc.pairKeys); n > 0 && kc.pairKeys[n-1] == r.MsgKey && kc.pairSess[n-1] == int32(sess) {
+		p := keyPart(r.MsgKey) | uint64(sess)&sessMask
+		if n := len(kc.packed); n > 0 && kc.packed[n-1] == p {
 			continue // the lines of one response come one after another
 		}
-		kc.pairKeys, kc.pairSess = append(kc.pairKeys, r.MsgKey), append(kc.pairSess, int32(sess))
+		kc.packed = append(kc.packed, p)
 	}
 }
 
-// index sorts what was seen into keys, owners and isolated.
+// index sorts what was seen into one packed key each, and isolated.
 func (kc *keyCollector) index() {
-	sort.Sort(byKeySess{kc})
+	slices.Sort(kc.packed)
 	kc.isolated = make([]bool, kc.sessions)
 	for i := range kc.isolated {
 		kc.isolated[i] = true
 	}
-	// the distinct keys, written over the pairs' own arrays
-	keys, owners := kc.pairKeys[:0], kc.pairSess[:0]
-	for i := 0; i < len(kc.pairKeys); {
-		k, o := kc.pairKeys[i], kc.pairSess[i]
+	// written over the list itself: a group of equal keys (sorted by
+	// session) becomes one entry
+	out := kc.packed[:0]
+	for i := 0; i < len(kc.packed); {
+		k := keyPart(kc.packed[i])
 		j := i + 1
-		for ; j < len(kc.pairKeys) && kc.pairKeys[j] == k; j++ {
-			if kc.pairSess[j] != kc.pairSess[i] {
-				o = -1
-			}
+		for j < len(kc.packed) && keyPart(kc.packed[j]) == k {
+			j++
 		}
-		if o == -1 {
-			for _, s := range kc.pairSess[i:j] {
-				kc.isolated[s] = false
+		p := kc.packed[i]
+		if sessOf(kc.packed[j-1]) != sessOf(p) {
+			for _, q := range kc.packed[i:j] {
+				kc.isolated[sessOf(q)] = false
 			}
+			p = k | sessMask
 		}
-		keys, owners = append(keys, k), append(owners, o)
+		out = append(out, p)
 		i = j
 	}
-	kc.keys, kc.owners = keys, owners
-	kc.pairKeys, kc.pairSess = nil, nil
-}
-
-// byKeySess sorts a keyCollector's pairs by key, then session.
-type byKeySess struct{ kc *keyCollector }
-
-func (b byKeySess) Len() int { return len(b.kc.pairKeys) }
-func (b byKeySess) Less(i, j int) bool {
-	k := b.kc.pairKeys
-	return k[i] < k[j] || k[i] == k[j] && b.kc.pairSess[i] < b.kc.pairSess[j]
-}
-func (b byKeySess) Swap(i, j int) {
-	k, s := b.kc.pairKeys, b.kc.pairSess
-	k[i], k[j] = k[j], k[i]
-	s[i], s[j] = s[j], s[i]
+	kc.packed = out
 }
 
 // delta encodes the memoDelta of a run over ss whose stored result is
 // result.
 func (kc *keyCollector) delta(ss []*session.Session, result []byte) ([]byte, error) {
 	kc.index()
-	return encodeDelta(ss, kc.isolated, kc.keys, kc.owners, result)
+	return encodeDelta(ss, kc.isolated, kc.packed, result)
 }
 
-func encodeDelta(ss []*session.Session, isolated []bool, keys []uint64, owners []int32, result []byte) ([]byte, error) {
+func encodeDelta(ss []*session.Session, isolated []bool, keys []uint64, result []byte) ([]byte, error) {
 	head := memoDeltaHead{Isolated: isolated}
 	for _, s := range ss {
 		eachUsageFile(s, func(_ int, f UsageFile) {
@@ -291,14 +278,50 @@ func encodeDelta(ss []*session.Session, isolated []bool, keys []uint64, owners [
 			head.MTimes = append(head.MTimes, f.ModTime.UnixNano())
 		})
 	}
-	var buf bytes.Buffer
-	buf.Grow(64 + 10*(len(head.Sizes)+len(keys)) + 3*len(owners) + len(result))
-	enc := gob.NewEncoder(&buf)
-	if err := enc.Encode(&head); err != nil {
+	var hb bytes.Buffer
+	if err := gob.NewEncoder(&hb).Encode(&head); err != nil {
 		return nil, err
 	}
-	err := enc.Encode(&memoDeltaBody{Keys: keys, Owners: owners, Result: result})
-	return buf.Bytes(), err
+	b := make([]byte, 0, 2*binary.MaxVarintLen64+hb.Len()+8*len(keys)+len(result))
+	b = binary.AppendUvarint(b, uint64(hb.Len()))
+	b = append(b, hb.Bytes()...)
+	b = binary.AppendUvarint(b, uint64(len(keys)))
+	for _, k := range keys {
+		b = binary.LittleEndian.AppendUint64(b, k)
+	}
+	return append(b, result...), nil
+}
+
+// decodeDeltaHead reads the head of a stored delta and returns the rest.
+func decodeDeltaHead(v []byte, d *memoDelta) ([]byte, bool) {
+	n, k := binary.Uvarint(v)
+	if k <= 0 || n > uint64(len(v)-k) {
+		return nil, false
+	}
+	if gob.NewDecoder(bytes.NewReader(v[k:k+int(n)])).Decode(&d.memoDeltaHead) != nil {
+		return nil, false
+	}
+	return v[k+int(n):], true
+}
+
+// decodeDeltaBody reads the keys and the result after the head.
+func decodeDeltaBody(rest []byte, d *memoDelta) bool {
+	n, k := binary.Uvarint(rest)
+	if k <= 0 || n > uint64(len(rest)-k)/8 {
+		return false
+	}
+	rest = rest[k:]
+	d.Keys = make([]uint64, n)
+	for i := range d.Keys {
+		d.Keys[i] = binary.LittleEndian.Uint64(rest[8*i:])
+	}
+	d.Result = rest[8*n:]
+	return slices.IsSorted(d.Keys)
+}
+
+// findKey returns where a key's part is among packed keys.
+func findKey(keys []uint64, part uint64) (int, bool) {
+	return slices.BinarySearchFunc(keys, part, func(e, t uint64) int { return cmp.Compare(keyPart(e), t) })
 }
 
 // changedOnlyRuns counts the runs changedOnly answered (tests).
@@ -314,8 +337,8 @@ func changedOnly(ctx context.Context, ss []*session.Session, read ReadFile, memo
 		return nil, false, nil
 	}
 	var d memoDelta
-	dec := gob.NewDecoder(bytes.NewReader(v))
-	if dec.Decode(&d.memoDeltaHead) != nil || len(d.Isolated) != len(ss) {
+	rest, ok := decodeDeltaHead(v, &d)
+	if !ok || len(d.Isolated) != len(ss) {
 		return nil, false, nil
 	}
 	var changed []int // sessions
@@ -335,10 +358,7 @@ func changedOnly(ctx context.Context, ss []*session.Session, read ReadFile, memo
 			changed = append(changed, i)
 		}
 	}
-	if n != len(d.Sizes) || len(changed) > max(1, len(ss)/2) {
-		return nil, false, nil
-	}
-	if dec.Decode(&d.memoDeltaBody) != nil || len(d.Keys) != len(d.Owners) {
+	if n != len(d.Sizes) || len(changed) > max(1, len(ss)/2) || !decodeDeltaBody(rest, &d) {
 		return nil, false, nil
 	}
 	ms, ok := decodeMemo(d.Result, len(ss))
@@ -368,15 +388,16 @@ func changedOnly(ctx context.Context, ss []*session.Session, read ReadFile, memo
 		}
 	}
 	// a changed session's keys must be its own or new to the run
-	in := map[int32]bool{}
+	in := make([]bool, len(ss))
 	for _, i := range changed {
-		in[int32(i)] = true
+		in[i] = true
 	}
-	for at, k := range kc.keys {
-		if found, ok := slices.BinarySearch(d.Keys, k); ok {
-			if o := d.Owners[found]; o != int32(changed[kc.owners[at]]) {
-				return nil, false, nil
-			}
+	for j, p := range kc.packed {
+		// now the changed session's own number among ss
+		p = keyPart(p) | uint64(changed[sessOf(p)])
+		kc.packed[j] = p
+		if at, found := findKey(d.Keys, keyPart(p)); found && d.Keys[at] != p {
+			return nil, false, nil
 		}
 	}
 	subMs, ok := toMemo(subOut)
@@ -399,23 +420,19 @@ func changedOnly(ctx context.Context, ss []*session.Session, read ReadFile, memo
 	memo.StoreRun(key, rv)
 	// the run's keys: those of the sessions that did not change, and the
 	// changed sessions' new ones (none of them another's), merged in order
-	newKeys, newOwners := kc.keys, kc.owners
-	keys := make([]uint64, 0, len(d.Keys)+len(newKeys))
-	owners := make([]int32, 0, cap(keys))
+	keys := make([]uint64, 0, len(d.Keys)+len(kc.packed))
 	j := 0
-	for at, k := range d.Keys {
-		if in[d.Owners[at]] {
+	for _, p := range d.Keys {
+		if s := sessOf(p); s != sessMask && in[s] {
 			continue
 		}
-		for ; j < len(newKeys) && newKeys[j] < k; j++ {
-			keys, owners = append(keys, newKeys[j]), append(owners, int32(changed[newOwners[j]]))
+		for ; j < len(kc.packed) && kc.packed[j] < p; j++ {
+			keys = append(keys, kc.packed[j])
 		}
-		keys, owners = append(keys, k), append(owners, d.Owners[at])
+		keys = append(keys, p)
 	}
-	for ; j < len(newKeys); j++ {
-		keys, owners = append(keys, newKeys[j]), append(owners, int32(changed[newOwners[j]]))
-	}
-	if dv, err := encodeDelta(ss, d.Isolated, keys, owners, rv); err == nil {
+	keys = append(keys, kc.packed[j:]...)
+	if dv, err := encodeDelta(ss, d.Isolated, keys, rv); err == nil {
 		memo.StoreRun(shape, dv)
 	}
 	return out, true, nil
