@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -885,10 +886,12 @@ func absPath(p string) string {
 	return p
 }
 
+// atoi reads the leading digits of s, stopping before a value that would
+// overflow an int (a rotation's number: no file name makes it wrap).
 func atoi(s string) int {
 	n := 0
 	for _, c := range s {
-		if c < '0' || c > '9' || n > 1<<40 {
+		if c < '0' || c > '9' || n > (math.MaxInt-9)/10 {
 			return n
 		}
 		n = n*10 + int(c-'0')
