@@ -82,10 +82,17 @@ func (s *Session) Size() int64 {
 	return n
 }
 
-// Updated is the newest modification time of any file of the session.
+// Updated is the newest modification time of any file of the session but
+// sessctl's own lock files: one is made the first time a command locks the
+// session (a dry run, a refusal, a read under the lock), which changes
+// nothing the session holds, and its time would make the session look
+// freshly updated to ls, cleanup's age and --since.
 func (s *Session) Updated() time.Time {
 	var t time.Time
 	for _, f := range s.Files {
+		if strings.HasSuffix(f.Path, lockSuffix) {
+			continue
+		}
 		if f.ModTime.After(t) {
 			t = f.ModTime
 		}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	_ "github.com/sessctl/sessctl/pkg/agent/all"
 	"github.com/sessctl/sessctl/pkg/session"
@@ -226,5 +227,43 @@ func TestPreview(t *testing.T) {
 	}
 	if got := session.Preview("héllo wörld", 6); got != "héllo…" {
 		t.Errorf("cut: %q (6 runes with the mark)", got)
+	}
+}
+
+// A lock file sessctl made later than the session's last write does not
+// make the session look updated then.
+func TestUpdatedIgnoresLockFiles(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(testdata, "claude", "projects", "-home-alice-src-web")
+	id := "5b0c1f4e-2d3a-4c5b-8e6f-7a8b9c0d1e2f"
+	copyTree(t, src, dir)
+	old := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Chtimes(p, old, old)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock := filepath.Join(dir, "."+id+".jsonl.sessctl.lock")
+	if err := os.WriteFile(lock, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res := session.DiscoverPaths([]string{dir})
+	if len(res.Sessions) != 1 {
+		t.Fatalf("%d sessions", len(res.Sessions))
+	}
+	s := res.Sessions[0]
+	held := false
+	for _, f := range s.Files {
+		held = held || f.Path == lock
+	}
+	if !held {
+		t.Fatal("the lock file is not among the session's files: the test proves nothing")
+	}
+	if got := s.Updated(); !got.Equal(old) {
+		t.Errorf("Updated %v, want the files' %v (the lock file is newer)", got, old)
 	}
 }
