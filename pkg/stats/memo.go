@@ -99,8 +99,10 @@ func ConsumptionMemo(ctx context.Context, ss []*session.Session, progress Progre
 
 // consumptionMemo is ConsumptionMemo of sessions in their canonical order.
 func consumptionMemo(ctx context.Context, ss []*session.Session, progress Progress, read ReadFile, memo Memo) ([]*SessionUsage, error) {
-	var key, shape []byte
-	key, shape = memoKeys(ss)
+	if len(ss) > maxMemoSessions {
+		return ConsumptionWith(ctx, ss, progress, read)
+	}
+	key, shape := memoKeys(ss)
 	if key == nil {
 		return ConsumptionWith(ctx, ss, progress, read)
 	}
@@ -112,11 +114,8 @@ func consumptionMemo(ctx context.Context, ss []*session.Session, progress Progre
 	if out, ok, err := changedOnly(ctx, ss, read, memo, key, shape); ok || err != nil {
 		return out, err
 	}
-	var kc *keyCollector
-	if len(ss) <= maxDeltaSessions {
-		kc = newKeyCollector(len(ss))
-	}
-	out, err := consumption(ctx, ss, progress, read, kc.seenFunc())
+	kc := newKeyCollector(len(ss))
+	out, err := consumption(ctx, ss, progress, read, kc.seen)
 	if err != nil {
 		return out, err
 	}
@@ -129,7 +128,7 @@ func consumptionMemo(ctx context.Context, ss []*session.Session, progress Progre
 		return out, nil
 	}
 	memo.StoreRun(key, v)
-	if kc != nil && kc.complete {
+	if kc.complete {
 		if d, err := kc.delta(ss, v); err == nil {
 			memo.StoreRun(shape, d)
 		}
@@ -137,10 +136,11 @@ func consumptionMemo(ctx context.Context, ss []*session.Session, progress Progre
 	return out, nil
 }
 
-// maxDeltaSessions is the most sessions whose run keeps what a run that
-// finds some of their files changed needs (memoDelta): its keys take 8
-// bytes a response.
-const maxDeltaSessions = 20000
+// maxMemoSessions is the most sessions whose runs the memo keeps: a stored
+// session takes about a kilobyte (its totals by model, its rejected
+// lines), and the index keeps no value over 16 MiB, so a larger store's
+// result would be encoded only to be dropped.
+const maxMemoSessions = 20000
 
 // memoDelta is what the memo keeps, under a run's shape (its key without
 // the files' sizes and times), so that a later run over the same sessions
@@ -200,14 +200,6 @@ type keyCollector struct {
 
 func newKeyCollector(sessions int) *keyCollector {
 	return &keyCollector{sessions: sessions, complete: sessions < sessMask}
-}
-
-// seenFunc returns kc.seen, nil for a nil kc.
-func (kc *keyCollector) seenFunc() func(int, *usage.FileUsage) {
-	if kc == nil {
-		return nil
-	}
-	return kc.seen
 }
 
 func (kc *keyCollector) seen(sess int, fu *usage.FileUsage) {
