@@ -180,7 +180,12 @@ const scanBuf = 1 << 20
 
 func (m *Matcher) mayMatch(ctx context.Context, r io.Reader) (bool, error) {
 	keep := max(len(m.lit), len(m.esc)) - 1
-	buf := make([]byte, scanBuf+keep)
+	bp := scanBufs.Get().(*[]byte)
+	if cap(*bp) < scanBuf+keep {
+		*bp = make([]byte, scanBuf+keep)
+	}
+	defer scanBufs.Put(bp)
+	buf := (*bp)[:scanBuf+keep]
 	have := 0 // bytes carried over from the last read
 	for n := 0; ; n++ {
 		if n%64 == 0 {
@@ -227,6 +232,10 @@ func (m *Matcher) lineMay(raw []byte) bool {
 }
 
 var lowerBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// scanBufs keeps mayMatch's buffers for the next files (one per core at a
+// time): a fresh one per file was a megabyte to allocate and clear.
+var scanBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 func lowerASCII(b []byte) {
 	for i, c := range b {
