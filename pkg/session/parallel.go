@@ -5,6 +5,7 @@ import (
 	"io"
 	"reflect"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/sessctl/sessctl/pkg/jsonl"
@@ -129,7 +130,7 @@ func scanLinesLazy[T any](ctx context.Context, rd *jsonl.Reader, lazy bool, deco
 
 // produce reads rd into batches and hands each to the workers (work) and,
 // in file order, to the consumer (order).
-func produce[T any](ctx context.Context, rd *jsonl.Reader, budget *semaphore.Weighted, work, order chan<- *batch[T], free *sync.Pool) error {
+func produce[T any](ctx context.Context, rd *jsonl.Reader, budget *semaphore.Weighted, work, order chan<- *batch[T], free chan *batch[T]) error {
 	b := newBatch[T](free)
 	send := func() error {
 		if len(b.lines) == 0 {
@@ -148,11 +149,7 @@ func produce[T any](ctx context.Context, rd *jsonl.Reader, budget *semaphore.Wei
 		}
 		// the values past len(b.recs) are zero: consume clears them
 		// before a batch goes back to the pool
-		if n := len(b.lines); cap(b.recs) < n {
-			b.recs = make([]T, n, max(n, batchLines))
-		} else {
-			b.recs = b.recs[:n]
-		}
+		b.recs = slices.Grow(b.recs[:0], len(b.lines))[:len(b.lines)]
 		b.held = min(int64(len(b.buf)), heldBytes)
 		if err := budget.Acquire(ctx, b.held); err != nil {
 			return err
@@ -221,33 +218,40 @@ func produce[T any](ctx context.Context, rd *jsonl.Reader, budget *semaphore.Wei
 }
 
 // batchPools keeps the batches of finished reads for the next reads, one
-// sync.Pool per type of value (reflect.Type -> *sync.Pool). Without it
+// free list per type of value (reflect.Type -> chan *batch[T]). Without it
 // every read allocated (and the runtime cleared) its batches afresh: a
 // search reads each file two or three times, and on a 1 GB store that was
-// about a tenth of the CPU time, and much of the collector's work. What a
-// pool holds is at most what the reads had in flight at once (a batch of a
-// huge line keeps no buffer), and the collector empties it.
+// about a tenth of the CPU time, and much of the collector's work. A list
+// holds at most keptBatches batches of at most 4*batchBytes each (a batch
+// of a huge line keeps neither its buffer nor its lines): about 10 MB for
+// sessctl's records, more only after lines near a megabyte; the batches a
+// read has in flight beyond those are left to the collector.
 var batchPools sync.Map
 
-func poolOf[T any]() *sync.Pool {
+// keptBatches is about what two reads side by side have in flight.
+const keptBatches = 32
+
+func poolOf[T any]() chan *batch[T] {
 	t := reflect.TypeFor[T]()
 	if p, ok := batchPools.Load(t); ok {
-		return p.(*sync.Pool)
+		return p.(chan *batch[T])
 	}
-	p, _ := batchPools.LoadOrStore(t, new(sync.Pool))
-	return p.(*sync.Pool)
+	p, _ := batchPools.LoadOrStore(t, make(chan *batch[T], keptBatches))
+	return p.(chan *batch[T])
 }
 
-func newBatch[T any](free *sync.Pool) *batch[T] {
-	if b, ok := free.Get().(*batch[T]); ok {
+func newBatch[T any](free chan *batch[T]) *batch[T] {
+	select {
+	case b := <-free:
 		b.buf, b.lines = b.buf[:0], b.lines[:0]
 		return b
+	default:
+		return &batch[T]{}
 	}
-	return &batch[T]{}
 }
 
 // consume hands the records to fn in order.
-func consume[T any](ctx context.Context, order <-chan *batch[T], budget *semaphore.Weighted, free *sync.Pool, fn func(*jsonl.Line, *T) error) error {
+func consume[T any](ctx context.Context, order <-chan *batch[T], budget *semaphore.Weighted, free chan *batch[T], fn func(*jsonl.Line, *T) error) error {
 	for b := range order {
 		<-b.done
 		for i := range b.recs {
@@ -277,7 +281,10 @@ func consume[T any](ctx context.Context, order <-chan *batch[T], budget *semapho
 			clear(b.lines)
 		}
 		b.done = nil
-		free.Put(b)
+		select {
+		case free <- b:
+		default:
+		}
 	}
 	return nil
 }
