@@ -77,9 +77,11 @@ type Matcher struct {
 	// esc is lit as a writer with ensure_ascii writes it (Kimi CLI's
 	// Python: \uXXXX, lowercase hex, surrogate pairs), nil for an ASCII
 	// pattern; a line may match when it holds either
-	esc  []byte
-	fold bool
-	ctx  int
+	esc []byte
+	// litF and escF find lit and esc
+	litF, escF *finder
+	fold       bool
+	ctx        int
 	// decodeAll has the home decode every line, not only those holding
 	// the pattern (tests hold the two ways to the same hits)
 	decodeAll bool
@@ -110,8 +112,10 @@ func Compile(opt Options) (*Matcher, error) {
 		if opt.IgnoreCase {
 			m.lit, m.fold = bytes.ToLower(m.lit), true
 		}
+		m.litF = newFinder(m.lit)
 		if !ascii(opt.Pattern) {
 			m.esc = asciiEscaped(opt.Pattern)
+			m.escF = newFinder(m.esc)
 		}
 	}
 	return m, nil
@@ -198,7 +202,7 @@ func (m *Matcher) mayMatch(ctx context.Context, r io.Reader) (bool, error) {
 		if m.fold {
 			lowerASCII(chunk[have:])
 		}
-		if bytes.Contains(chunk, m.lit) || m.esc != nil && bytes.Contains(chunk, m.esc) {
+		if m.litF.in(chunk) || m.escF != nil && m.escF.in(chunk) {
 			return true, nil
 		}
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
@@ -218,12 +222,12 @@ func (m *Matcher) mayMatch(ctx context.Context, r io.Reader) (bool, error) {
 // bytes cannot match).
 func (m *Matcher) lineMay(raw []byte) bool {
 	if !m.fold {
-		return bytes.Contains(raw, m.lit) || m.esc != nil && bytes.Contains(raw, m.esc)
+		return m.litF.in(raw) || m.escF != nil && m.escF.in(raw)
 	}
 	bp := lowerBufs.Get().(*[]byte)
 	b := append((*bp)[:0], raw...)
 	lowerASCII(b)
-	ok := bytes.Contains(b, m.lit)
+	ok := m.litF.in(b)
 	if cap(b) <= scanBuf {
 		*bp = b
 		lowerBufs.Put(bp)
