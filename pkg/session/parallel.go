@@ -76,14 +76,27 @@ func scanLines[T any](ctx context.Context, rd *jsonl.Reader, decode func(*jsonl.
 // calls Revalidate on those it needs (a line it does not decode is not
 // validated either).
 func scanLinesLazy[T any](ctx context.Context, rd *jsonl.Reader, lazy bool, decode func(*jsonl.Line, *T), fn func(*jsonl.Line, *T) error) error {
-	workers := runtime.GOMAXPROCS(0)
-	if workers < 2 {
+	if runtime.GOMAXPROCS(0) < 2 {
 		if lazy {
 			rd.SkipValidation = true
 		}
 		return scanSerial(ctx, rd, decode, fn)
 	}
 	rd.SkipValidation = true
+	return scanSource(ctx, rd, lazy, decode, fn)
+}
+
+// lineSource is what the parallel read reads lines from: a jsonl.Reader,
+// or the lines at known places (linesAt). A line is valid until the next
+// call of Next.
+type lineSource interface {
+	Next() (*jsonl.Line, error)
+}
+
+// scanSource is scanLinesLazy on several cores, from any source of lines
+// that were not validated.
+func scanSource[T any](ctx context.Context, rd lineSource, lazy bool, decode func(*jsonl.Line, *T), fn func(*jsonl.Line, *T) error) error {
+	workers := runtime.GOMAXPROCS(0)
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	budget := semaphore.NewWeighted(heldBytes)
@@ -130,7 +143,7 @@ func scanLinesLazy[T any](ctx context.Context, rd *jsonl.Reader, lazy bool, deco
 
 // produce reads rd into batches and hands each to the workers (work) and,
 // in file order, to the consumer (order).
-func produce[T any](ctx context.Context, rd *jsonl.Reader, budget *semaphore.Weighted, work, order chan<- *batch[T], free chan *batch[T]) error {
+func produce[T any](ctx context.Context, rd lineSource, budget *semaphore.Weighted, work, order chan<- *batch[T], free chan *batch[T]) error {
 	b := newBatch[T](free)
 	send := func() error {
 		if len(b.lines) == 0 {
@@ -296,7 +309,7 @@ func readSerial(ctx context.Context, rd *jsonl.Reader, f Format, fn func(*Record
 }
 
 // scanSerial is scanLines on one core.
-func scanSerial[T any](ctx context.Context, rd *jsonl.Reader, decode func(*jsonl.Line, *T), fn func(*jsonl.Line, *T) error) error {
+func scanSerial[T any](ctx context.Context, rd lineSource, decode func(*jsonl.Line, *T), fn func(*jsonl.Line, *T) error) error {
 	for {
 		l, err := rd.Next()
 		if err == io.EOF {

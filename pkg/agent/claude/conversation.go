@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"hash/maphash"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -84,6 +85,7 @@ type node struct {
 	summary   bool     // a compaction summary
 	boundary  bool     // a compact_boundary
 	hit       bool     // a user or assistant line that History's Want took
+	len       int64    // the line's length without its terminator
 	// preserved is the boundary's preserved segment (preservedMessages,
 	// else preservedSegment)
 	preserved *preserved
@@ -305,7 +307,7 @@ func continuePair(r *session.Record) bool {
 }
 
 func (ix *index) add(l *jsonl.Line, r *facts) {
-	n := node{line: l.Num, off: l.Offset, self: ix.hash(r.uuid), parent: ix.hash(r.parent),
+	n := node{line: l.Num, off: l.Offset, len: l.Len, self: ix.hash(r.uuid), parent: ix.hash(r.parent),
 		ts: noTime, sidechain: r.sidechain, prompt: -1}
 	if q, ok := ix.progress[n.parent]; ok && n.parent != 0 {
 		n.parent = q
@@ -834,7 +836,7 @@ func (h Home) History(ctx context.Context, path string, opt session.HistoryOptio
 	// name once a result answered it (show.Items), so the name of each
 	// result given comes out as if every line were decoded.
 	// TestWantedLinesSameHits and TestWantedLinesNames hold it to that.
-	var want func(*jsonl.Line) bool
+	var want func(i int32) bool
 	undecoded := map[int]bool{} // lines of held messages not decoded
 	if wanting {
 		named := map[uint64]bool{} // the call ids of the results given
@@ -845,11 +847,7 @@ func (h Home) History(ctx context.Context, path string, opt session.HistoryOptio
 				}
 			}
 		}
-		want = func(l *jsonl.Line) bool {
-			i, ok := byLine[l.Num]
-			if !ok || !ix.nodes[i].message || !c.live[i] {
-				return false
-			}
+		want = func(i int32) bool {
 			n := &ix.nodes[i]
 			if n.hit {
 				return true
@@ -895,7 +893,7 @@ func (h Home) History(ctx context.Context, path string, opt session.HistoryOptio
 		}
 		return nil
 	}
-	return session.ReadFileWanted(ctx, path, h, want, func(r *session.Record) error {
+	handle := func(r *session.Record) error {
 		i, isNode := byLine[r.Line.Num]
 		if !isNode || !ix.nodes[i].message {
 			return nil
@@ -939,7 +937,54 @@ func (h Home) History(ctx context.Context, path string, opt session.HistoryOptio
 		}
 		next++
 		return emitHeld()
+	}
+	if !wanting {
+		return session.ReadFileContext(ctx, path, h, handle)
+	}
+	// The live messages in file order: those wanted are read (each
+	// alone: the bytes between them are not read again), the others
+	// pass as undecoded, keeping their place.
+	var (
+		live   []int32
+		wanted []bool
+		at     []session.LineAt
+	)
+	for i := range ix.nodes {
+		n := &ix.nodes[i]
+		if !n.message || !c.live[int32(i)] {
+			continue
+		}
+		w := want(int32(i))
+		live, wanted = append(live, int32(i)), append(wanted, w)
+		if w {
+			at = append(at, session.LineAt{Num: n.line, Offset: n.off, Len: n.len})
+		}
+	}
+	k := 0
+	// upTo hands over the undecoded live messages before line
+	upTo := func(line int) error {
+		for ; k < len(live) && ix.nodes[live[k]].line < line; k++ {
+			if wanted[k] {
+				continue
+			}
+			n := &ix.nodes[live[k]]
+			r := session.Record{Agent: Agent, Line: jsonl.Line{Num: n.line, Offset: n.off}, ContextTokens: -1, Undecoded: true}
+			if err := handle(&r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	err = session.ReadLinesAt(ctx, path, h, at, func(r *session.Record) error {
+		if err := upTo(r.Line.Num); err != nil {
+			return err
+		}
+		return handle(r)
 	})
+	if err != nil {
+		return err
+	}
+	return upTo(math.MaxInt)
 }
 
 // InjectedContext reports whether an item of a conversation is context
