@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
@@ -14,7 +15,8 @@ import (
 // read whole) come as the whole read gives them: number, offset, length,
 // terminator, status and what they decode to, for lines ending in LF and
 // CRLF, the last line without a newline, a blank line, corrupt ones, a
-// line cut short by a shrunk file.
+// line longer than hugeLine (not copied into a batch), a line cut short by
+// a shrunk file.
 func TestReadLinesAt(t *testing.T) {
 	lines := []string{
 		`{"type":"user","message":{"role":"user","content":"one"},"uuid":"u1"}` + "\n",
@@ -23,6 +25,7 @@ func TestReadLinesAt(t *testing.T) {
 		`{"type":"user","message":{"role":"user","content":"caf` + "\xe9" + `"},"uuid":"u3"}` + "\n",
 		`{"type":"user","message":{"role":"user","content":"four"},"uuid":"u4"` + "\n",
 		`{"type":"user","message":{"role":"user","content":"five"},"uuid":"u5"}` + "\r\n",
+		`{"type":"user","message":{"role":"user","content":"` + strings.Repeat("huge ", hugeLine/4) + `"},"uuid":"u7"}` + "\n",
 		`{"type":"user","message":{"role":"user","content":"six"},"uuid":"u6"}`,
 	}
 	dir := t.TempDir()
@@ -55,7 +58,7 @@ func TestReadLinesAt(t *testing.T) {
 	if err != nil || len(all) != len(lines) {
 		t.Fatalf("%d lines, %v", len(all), err)
 	}
-	for _, pick := range [][]int{{0, 1, 2, 3, 4, 5, 6}, {1, 3, 6}, {5}, {}} {
+	for _, pick := range [][]int{{0, 1, 2, 3, 4, 5, 6, 7}, {1, 3, 6, 7}, {5, 6}, {6}, {}} {
 		var want []string
 		var some []LineAt
 		for _, i := range pick {
