@@ -3,6 +3,7 @@ package jsonl
 import (
 	"encoding/binary"
 	"math/bits"
+	"unicode/utf8"
 )
 
 // validation of one JSON value, written by hand for two reasons: it is several
@@ -16,6 +17,10 @@ type scanResult struct {
 	ok         bool // one complete JSON value and nothing but white space after it
 	object     bool // the value is an object
 	rawControl bool // a string holds a raw control character (U+0000–U+001F)
+	// Of a line that is ok (outside its strings a NUL or a byte of 0x80
+	// or more is not JSON, so all of them are in strings):
+	nul     bool // it holds a NUL byte
+	badUTF8 bool // it is not valid UTF-8 (what utf8.Valid says)
 }
 
 // validate checks that b holds exactly one JSON value surrounded by optional
@@ -34,16 +39,17 @@ func validate(b []byte) scanResult {
 	if v.i != len(v.b) {
 		return scanResult{rawControl: v.rawControl}
 	}
-	return scanResult{ok: true, object: object, rawControl: v.rawControl}
+	return scanResult{ok: true, object: object, rawControl: v.rawControl, nul: v.nul, badUTF8: v.badUTF8}
 }
 
 // maxDepth bounds nesting so that hostile input cannot exhaust the stack.
 const maxDepth = 10000
 
 type validator struct {
-	b          []byte
-	i          int
-	rawControl bool
+	b            []byte
+	i            int
+	rawControl   bool
+	nul, badUTF8 bool // in a string: a NUL byte, bytes that are not UTF-8
 }
 
 func (v *validator) skipSpace() {
@@ -158,22 +164,24 @@ const (
 	msb = 0x8080808080808080
 )
 
-// plain8 reports whether none of the eight bytes of w is '"', '\\' or below
-// 0x20. (x - lsb) &^ x & msb is non-zero when a byte of x is zero (the
-// classic test; it can only err towards "found" for bytes above a zero
-// byte, never miss one); a byte below 0x20 is one whose top three bits are
-// clear, so such a byte is zero in w & 0xe0...: under the same test.
+// plain8 reports whether none of the eight bytes of w is '"', '\\', below
+// 0x20 or 0x80 and above (where str checks the UTF-8). (x - lsb) &^ x & msb
+// is non-zero when a byte of x is zero (the classic test; it can only err
+// towards "found" for bytes above a zero byte, never miss one); a byte
+// below 0x20 is one whose top three bits are clear, so such a byte is zero
+// in w & 0xe0...: under the same test; a byte of 0x80 or more is its own
+// top bit.
 func plain8(w uint64) bool { return special8(w) == 0 }
 
-// special8 marks the bytes of w that are '"', '\\' or below 0x20 with their
-// top bit. A mark can be wrong only above a right one (see plain8), so the
-// lowest mark is the first such byte: bits.TrailingZeros64/8 is its place
-// (the word read little-endian).
+// special8 marks the bytes of w that are '"', '\\', below 0x20 or 0x80 and
+// above with their top bit. A mark can be wrong only above a right one (see
+// plain8), so the lowest mark is the first such byte:
+// bits.TrailingZeros64/8 is its place (the word read little-endian).
 func special8(w uint64) uint64 {
 	q := w ^ (lsb * '"')
 	bs := w ^ (lsb * '\\')
 	ctl := w & (lsb * 0xe0)
-	return ((q-lsb)&^q | (bs-lsb)&^bs | (ctl-lsb)&^ctl) & msb
+	return ((q-lsb)&^q | (bs-lsb)&^bs | (ctl-lsb)&^ctl | w) & msb
 }
 
 func isHex(c byte) bool {
@@ -219,7 +227,19 @@ func (v *validator) str() bool {
 			}
 		case c < 0x20:
 			v.rawControl = true
+			v.nul = v.nul || c == 0
 			i++
+		case c >= 0x80:
+			// the run of non-ASCII bytes (the UTF-8 check of classify,
+			// done here while the string is read: outside strings such
+			// bytes are not JSON)
+			for i < len(b) && b[i] >= 0x80 {
+				r, n := utf8.DecodeRune(b[i:])
+				if r == utf8.RuneError && n == 1 {
+					v.badUTF8 = true
+				}
+				i += n
+			}
 		default:
 			i++
 		}

@@ -77,9 +77,11 @@ type Matcher struct {
 	// esc is lit as a writer with ensure_ascii writes it (Kimi CLI's
 	// Python: \uXXXX, lowercase hex, surrogate pairs), nil for an ASCII
 	// pattern; a line may match when it holds either
-	esc  []byte
-	fold bool
-	ctx  int
+	esc []byte
+	// litF and escF find lit and esc
+	litF, escF *finder
+	fold       bool
+	ctx        int
 	// decodeAll has the home decode every line, not only those holding
 	// the pattern (tests hold the two ways to the same hits)
 	decodeAll bool
@@ -110,8 +112,10 @@ func Compile(opt Options) (*Matcher, error) {
 		if opt.IgnoreCase {
 			m.lit, m.fold = bytes.ToLower(m.lit), true
 		}
+		m.litF = newFinder(m.lit)
 		if !ascii(opt.Pattern) {
 			m.esc = asciiEscaped(opt.Pattern)
+			m.escF = newFinder(m.esc)
 		}
 	}
 	return m, nil
@@ -180,7 +184,12 @@ const scanBuf = 1 << 20
 
 func (m *Matcher) mayMatch(ctx context.Context, r io.Reader) (bool, error) {
 	keep := max(len(m.lit), len(m.esc)) - 1
-	buf := make([]byte, scanBuf+keep)
+	bp := scanBufs.Get().(*[]byte)
+	if cap(*bp) < scanBuf+keep {
+		*bp = make([]byte, scanBuf+keep)
+	}
+	defer scanBufs.Put(bp)
+	buf := (*bp)[:scanBuf+keep]
 	have := 0 // bytes carried over from the last read
 	for n := 0; ; n++ {
 		if n%64 == 0 {
@@ -193,7 +202,7 @@ func (m *Matcher) mayMatch(ctx context.Context, r io.Reader) (bool, error) {
 		if m.fold {
 			lowerASCII(chunk[have:])
 		}
-		if bytes.Contains(chunk, m.lit) || m.esc != nil && bytes.Contains(chunk, m.esc) {
+		if m.litF.in(chunk) || m.escF != nil && m.escF.in(chunk) {
 			return true, nil
 		}
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
@@ -213,12 +222,12 @@ func (m *Matcher) mayMatch(ctx context.Context, r io.Reader) (bool, error) {
 // bytes cannot match).
 func (m *Matcher) lineMay(raw []byte) bool {
 	if !m.fold {
-		return bytes.Contains(raw, m.lit) || m.esc != nil && bytes.Contains(raw, m.esc)
+		return m.litF.in(raw) || m.escF != nil && m.escF.in(raw)
 	}
 	bp := lowerBufs.Get().(*[]byte)
 	b := append((*bp)[:0], raw...)
 	lowerASCII(b)
-	ok := bytes.Contains(b, m.lit)
+	ok := m.litF.in(b)
 	if cap(b) <= scanBuf {
 		*bp = b
 		lowerBufs.Put(bp)
@@ -227,6 +236,10 @@ func (m *Matcher) lineMay(raw []byte) bool {
 }
 
 var lowerBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// scanBufs keeps mayMatch's buffers for the next files (one per core at a
+// time): a fresh one per file was a megabyte to allocate and clear.
+var scanBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 func lowerASCII(b []byte) {
 	for i, c := range b {

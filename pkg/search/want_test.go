@@ -3,6 +3,7 @@ package search
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -141,5 +142,60 @@ func TestEnsureASCIIWriters(t *testing.T) {
 		if err != nil || n != 1 {
 			t.Errorf("%q: %d hits (%v), want 1", p, n, err)
 		}
+	}
+}
+
+// TestWantedLinesNames: the names of tool results when only the lines
+// that hold the pattern are decoded. Neither call line holds it; one call
+// is answered twice (the client names a result after its call only once:
+// show.Items forgets the name), and the first answer, without the
+// pattern, must be decoded for the second to come out unnamed, as it does
+// when every line is decoded.
+func TestWantedLinesNames(t *testing.T) {
+	const id = "9d0c1f4e-2d3a-4c5b-8e6f-7a8b9c0d1e2f"
+	dir := filepath.Join(t.TempDir(), "projects", "-home-alice-src-web")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	line := func(n int, typ, content string) string {
+		parent := "null"
+		if n > 1 {
+			parent = fmt.Sprintf(`"1b000000-0000-4000-8000-%012d"`, n-1)
+		}
+		return fmt.Sprintf(`{"parentUuid":%s,"isSidechain":false,"type":%q,"message":{"role":%q,"content":%s},"uuid":"1b000000-0000-4000-8000-%012d","timestamp":"2026-11-01T10:00:%02d.000Z","sessionId":%q,"version":"2.1.197","cwd":"/home/alice/src/web"}`+"\n",
+			parent, typ, typ, content, n, n, id)
+	}
+	use := func(id, name string) string {
+		return fmt.Sprintf(`[{"type":"tool_use","id":%q,"name":%q,"input":{"command":"ls"}}]`, id, name)
+	}
+	result := func(id, out string) string {
+		return fmt.Sprintf(`[{"type":"tool_result","tool_use_id":%q,"content":%q}]`, id, out)
+	}
+	file := line(1, "user", `"look around"`) +
+		line(2, "assistant", use("toolu_A", "Bash")) +
+		line(3, "user", result("toolu_A", "first output")) +
+		line(4, "assistant", use("toolu_B", "Read")) +
+		line(5, "user", result("toolu_A", "a needle again")) +
+		line(6, "user", result("toolu_B", "the needle here")) +
+		line(7, "assistant", `[{"type":"text","text":"done"}]`)
+	if err := os.WriteFile(filepath.Join(dir, id+".jsonl"), []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res := session.DiscoverPaths([]string{filepath.Dir(filepath.Dir(dir))})
+	if len(res.Sessions) != 1 {
+		t.Fatalf("%d sessions", len(res.Sessions))
+	}
+	ctx := context.Background()
+	opt := Options{Pattern: "needle"}
+	want := hits(t, ctx, res.Sessions[0], opt, true)
+	var names []string
+	for _, h := range want {
+		names = append(names, fmt.Sprintf("%d %s %q", h.Line, h.Type, h.Name))
+	}
+	if fmt.Sprint(names) != `[5 tool_result "" 6 tool_result "Read"]` {
+		t.Fatalf("decoding every line: %v", names)
+	}
+	if got := hits(t, ctx, res.Sessions[0], opt, false); !reflect.DeepEqual(got, want) {
+		t.Errorf("decoding the lines with the pattern gave\n%+v\ndecoding all\n%+v", got, want)
 	}
 }

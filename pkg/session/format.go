@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"regexp"
+	"runtime"
 	"strings"
 	"time"
 
@@ -69,25 +70,95 @@ func ReadFileContext(ctx context.Context, path string, f Format, fn func(*Record
 	return readLines(ctx, jsonl.NewReader(fh), f, fn)
 }
 
-// ReadFileWanted is ReadFileContext that decodes only the lines want
-// accepts; the others reach fn as records marked Undecoded, holding only
-// their line (not validated: its Status says only whether it is blank). want is called on every core at
-// once, with lines in no particular order.
-func ReadFileWanted(ctx context.Context, path string, f Format, want func(*jsonl.Line) bool, fn func(*Record) error) error {
+// LineAt is where a line is: its number, offset and length without its
+// terminator (jsonl.Line's Num, Offset and Len).
+type LineAt struct {
+	Num    int
+	Offset int64
+	Len    int64
+}
+
+// ReadLinesAt is ReadFileContext for the lines at, in file order, each
+// read alone (pread), not the bytes between them: for a caller that knows
+// from an earlier pass which lines it needs. The lines are validated and
+// decoded on every core. A line that is no longer there as it was (the
+// file shrank, or no terminator follows a line that had one) comes as
+// what the bytes read make of it, as a second read of the whole file
+// would. A file that cannot be read at an offset (a compressed one) is
+// read whole, and only the lines at are decoded.
+func ReadLinesAt(ctx context.Context, path string, f Format, at []LineAt, fn func(*Record) error) error {
 	fh, err := jsonl.Open(path)
 	if err != nil {
 		return err
 	}
 	defer fh.Close()
-	// a line want rejects is neither validated nor decoded
-	return scanLinesLazy(ctx, jsonl.NewReader(fh), true, func(l *jsonl.Line, r *Record) {
-		if want != nil && !want(l) {
-			*r = Record{Agent: f.Agent(), Line: *l, ContextTokens: -1, Undecoded: true}
-			return
-		}
+	decode := func(l *jsonl.Line, r *Record) {
 		l.Revalidate()
 		*r = Decode(f, l)
-	}, func(_ *jsonl.Line, r *Record) error { return fn(r) })
+	}
+	rf, ok := fh.(io.ReaderAt)
+	if !ok {
+		k := 0
+		return scanLinesLazy(ctx, jsonl.NewReader(fh), true, func(l *jsonl.Line, r *Record) {
+			*r = Record{Undecoded: true}
+		}, func(l *jsonl.Line, _ *Record) error {
+			for k < len(at) && at[k].Num < l.Num {
+				k++
+			}
+			if k == len(at) || at[k].Num != l.Num {
+				return nil
+			}
+			var r Record
+			decode(l, &r)
+			return fn(&r)
+		})
+	}
+	src := &linesAt{f: rf, at: at}
+	if runtime.GOMAXPROCS(0) < 2 {
+		return scanSerial(ctx, src, decode, func(_ *jsonl.Line, r *Record) error { return fn(r) })
+	}
+	return scanSource(ctx, src, true, decode, func(_ *jsonl.Line, r *Record) error { return fn(r) })
+}
+
+// linesAt reads the lines at known places, one pread each (with the two
+// bytes after it, for its terminator).
+type linesAt struct {
+	f    io.ReaderAt
+	at   []LineAt
+	i    int
+	buf  []byte
+	line jsonl.Line
+}
+
+func (s *linesAt) Next() (*jsonl.Line, error) {
+	if s.i == len(s.at) {
+		return nil, io.EOF
+	}
+	a := s.at[s.i]
+	s.i++
+	need := int(a.Len) + 2
+	if cap(s.buf) < need {
+		s.buf = make([]byte, need)
+	}
+	n, err := s.f.ReadAt(s.buf[:need], a.Offset)
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	b := s.buf[:n]
+	l := &s.line
+	*l = jsonl.Line{Num: a.Num, Offset: a.Offset, Status: jsonl.OK}
+	switch {
+	case n < int(a.Len):
+		l.Raw = b // cut short: no terminator
+	case n > int(a.Len) && b[a.Len] == '\n':
+		l.Raw, l.EOL = b[:a.Len], jsonl.LF
+	case n > int(a.Len)+1 && b[a.Len] == '\r' && b[a.Len+1] == '\n':
+		l.Raw, l.EOL = b[:a.Len], jsonl.CRLF
+	default:
+		l.Raw = b[:a.Len]
+	}
+	l.Len = int64(len(l.Raw))
+	return l, nil // Status OK: Revalidate classifies it
 }
 
 // ReadFileFrom is ReadFileContext for the lines that start at or after byte

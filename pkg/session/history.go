@@ -99,7 +99,9 @@ type HistoryOptions struct {
 	// once): a caller that needs only some messages (grep: those whose line
 	// holds the pattern) spares decoding the rest. Turns and states of the
 	// messages given are unchanged, and so are their tool results' names:
-	// messages with tool calls are always given. A home may
+	// the messages holding a call or a result with the id of a result
+	// given are given too (the caller names a result after its call, and
+	// forgets the name once a result answered it). A home may
 	// ignore Want and give every message. It has no effect with All.
 	Want func(raw []byte) bool
 }

@@ -116,8 +116,8 @@ func (u Usage) Add(v Usage) Usage {
 type Record struct {
 	Agent Agent
 	Line  jsonl.Line // number, offset, raw bytes, terminator, status
-	// Undecoded marks a line ReadFileWanted did not decode: only Line is
-	// set (Kind says nothing).
+	// Undecoded marks a line a home did not decode (History with Want):
+	// only Line is set (Kind says nothing).
 	Undecoded bool
 	Kind      Kind
 	Type      string // the format's own tag: "assistant", "_checkpoint", "event_msg/token_count", …

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"hash/maphash"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -83,6 +84,8 @@ type node struct {
 	result    bool     // a user line with tool results
 	summary   bool     // a compaction summary
 	boundary  bool     // a compact_boundary
+	hit       bool     // a user or assistant line that History's Want took
+	len       int64    // the line's length without its terminator
 	// preserved is the boundary's preserved segment (preservedMessages,
 	// else preservedSegment)
 	preserved *preserved
@@ -185,10 +188,18 @@ func newIndexBuilder() *indexBuilder {
 
 // buildIndex reads a file once for its structure (scanFacts: the fields
 // the index needs, on every core), decoding in full only the lines the
-// structure scanner leaves to the full decoder.
-func buildIndex(ctx context.Context, path string) (*index, error) {
+// structure scanner leaves to the full decoder. want, when not nil, is
+// asked of every user and assistant line (node.hit).
+func buildIndex(ctx context.Context, path string, want func(raw []byte) bool) (*index, error) {
 	b := newIndexBuilder()
-	err := session.ScanFile(ctx, path, decodeFacts, func(l *jsonl.Line, f *facts) error {
+	decode := decodeFacts
+	if want != nil {
+		decode = func(l *jsonl.Line, f *facts) {
+			decodeFacts(l, f)
+			f.hit = (f.typ == "user" || f.typ == "assistant") && want(l.Raw)
+		}
+	}
+	err := session.ScanFile(ctx, path, decode, func(l *jsonl.Line, f *facts) error {
 		b.add(l, f)
 		return nil
 	})
@@ -296,7 +307,7 @@ func continuePair(r *session.Record) bool {
 }
 
 func (ix *index) add(l *jsonl.Line, r *facts) {
-	n := node{line: l.Num, off: l.Offset, self: ix.hash(r.uuid), parent: ix.hash(r.parent),
+	n := node{line: l.Num, off: l.Offset, len: l.Len, self: ix.hash(r.uuid), parent: ix.hash(r.parent),
 		ts: noTime, sidechain: r.sidechain, prompt: -1}
 	if q, ok := ix.progress[n.parent]; ok && n.parent != 0 {
 		n.parent = q
@@ -316,6 +327,7 @@ func (ix *index) add(l *jsonl.Line, r *facts) {
 	n.thinking = r.thinkingOnly
 	n.result = r.result
 	n.summary = r.summary
+	n.hit = r.hit
 	n.boundary = r.typ == "system/compact_boundary"
 	if r.typ == "assistant" {
 		n.msgID = ix.hash(r.msgID)
@@ -790,7 +802,12 @@ func (g *graph) sortByTime(us []uint64) {
 
 // History implements session.Conversation.
 func (h Home) History(ctx context.Context, path string, opt session.HistoryOptions, fn func(*session.Message) error) error {
-	ix, err := buildIndex(ctx, path)
+	wanting := opt.Want != nil && !opt.All
+	var hit func([]byte) bool
+	if wanting {
+		hit = opt.Want
+	}
+	ix, err := buildIndex(ctx, path, hit)
 	if err != nil {
 		return err
 	}
@@ -811,18 +828,41 @@ func (h Home) History(ctx context.Context, path string, opt session.HistoryOptio
 	// message's lines recovered from a side branch): those wait.
 	var held []session.Message
 	next := 0 // the next place in send order to emit
-	// with Want, the live messages it rejects are not decoded (those with
-	// tool calls are: their names name later results); they keep their
-	// place in send order, and are not given
-	var want func(*jsonl.Line) bool
+	// with Want (asked in the structure pass: node.hit), the live
+	// messages it rejects are not decoded; they keep their place in send
+	// order, and are not given. Those that hold a call or a result with
+	// the id of a result that is given are decoded all the same: the
+	// caller names a result after the call it answers, and forgets the
+	// name once a result answered it (show.Items), so the name of each
+	// result given comes out as if every line were decoded.
+	// TestWantedLinesSameHits and TestWantedLinesNames hold it to that.
+	var want func(i int32) bool
 	undecoded := map[int]bool{} // lines of held messages not decoded
-	if opt.Want != nil && !opt.All {
-		want = func(l *jsonl.Line) bool {
-			i, ok := byLine[l.Num]
-			if !ok || !ix.nodes[i].message || !c.live[i] {
-				return false
+	if wanting {
+		named := map[uint64]bool{} // the call ids of the results given
+		for i := range ix.nodes {
+			if n := &ix.nodes[i]; n.hit && n.message && c.live[int32(i)] {
+				for _, r := range n.results {
+					named[r] = true
+				}
 			}
-			return len(ix.nodes[i].calls) > 0 || opt.Want(l.Raw)
+		}
+		want = func(i int32) bool {
+			n := &ix.nodes[i]
+			if n.hit {
+				return true
+			}
+			for _, id := range n.calls {
+				if named[id] {
+					return true
+				}
+			}
+			for _, id := range n.results {
+				if named[id] {
+					return true
+				}
+			}
+			return false
 		}
 	}
 	emit := func(m *session.Message) error {
@@ -853,7 +893,7 @@ func (h Home) History(ctx context.Context, path string, opt session.HistoryOptio
 		}
 		return nil
 	}
-	return session.ReadFileWanted(ctx, path, h, want, func(r *session.Record) error {
+	handle := func(r *session.Record) error {
 		i, isNode := byLine[r.Line.Num]
 		if !isNode || !ix.nodes[i].message {
 			return nil
@@ -897,7 +937,54 @@ func (h Home) History(ctx context.Context, path string, opt session.HistoryOptio
 		}
 		next++
 		return emitHeld()
+	}
+	if !wanting {
+		return session.ReadFileContext(ctx, path, h, handle)
+	}
+	// The live messages in file order: those wanted are read (each
+	// alone: the bytes between them are not read again), the others
+	// pass as undecoded, keeping their place.
+	var (
+		live   []int32
+		wanted []bool
+		at     []session.LineAt
+	)
+	for i := range ix.nodes {
+		n := &ix.nodes[i]
+		if !n.message || !c.live[int32(i)] {
+			continue
+		}
+		w := want(int32(i))
+		live, wanted = append(live, int32(i)), append(wanted, w)
+		if w {
+			at = append(at, session.LineAt{Num: n.line, Offset: n.off, Len: n.len})
+		}
+	}
+	k := 0
+	// upTo hands over the undecoded live messages before line
+	upTo := func(line int) error {
+		for ; k < len(live) && ix.nodes[live[k]].line < line; k++ {
+			if wanted[k] {
+				continue
+			}
+			n := &ix.nodes[live[k]]
+			r := session.Record{Agent: Agent, Line: jsonl.Line{Num: n.line, Offset: n.off}, ContextTokens: -1, Undecoded: true}
+			if err := handle(&r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	err = session.ReadLinesAt(ctx, path, h, at, func(r *session.Record) error {
+		if err := upTo(r.Line.Num); err != nil {
+			return err
+		}
+		return handle(r)
 	})
+	if err != nil {
+		return err
+	}
+	return upTo(math.MaxInt)
 }
 
 // InjectedContext reports whether an item of a conversation is context
@@ -951,7 +1038,7 @@ type turnList struct {
 
 // Turns implements session.Conversation.
 func (h Home) Turns(ctx context.Context, path string) ([]session.Turn, error) {
-	ix, err := buildIndex(ctx, path)
+	ix, err := buildIndex(ctx, path, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -50,6 +50,9 @@ type facts struct {
 	// meta is the line's claudeMeta, decoded for last-prompt records,
 	// compaction boundaries and prompts (nil when it does not decode)
 	meta *claudeMeta
+	// hit: History's Want took the line (set by buildIndex, not by the
+	// scanners)
+	hit bool
 }
 
 // factsOf fills f from a record the full decoder made.
