@@ -7,12 +7,11 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/gob"
-	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
-	"syscall"
 
+	"github.com/sessctl/sessctl/pkg/safety"
 	"github.com/sessctl/sessctl/pkg/session"
 	"github.com/sessctl/sessctl/pkg/usage"
 )
@@ -485,7 +484,7 @@ func memoKey(ss []*session.Session) []byte {
 
 // unchanged reports whether every file of ss that records usage is still
 // what discovery found (the key): a file that grew while the run read it
-// may have been read with its new lines, which the key does not name.
+// may have been read with lines the key does not name.
 func unchanged(ss []*session.Session) bool {
 	ok := true
 	for _, s := range ss {
@@ -493,15 +492,9 @@ func unchanged(ss []*session.Session) bool {
 			if !ok {
 				return
 			}
-			fi, err := os.Lstat(f.Path)
-			if err != nil {
-				ok = false
-				return
-			}
-			st, isStat := fi.Sys().(*syscall.Stat_t)
 			dev, ino, _ := f.Identity()
-			ok = isStat && uint64(st.Dev) == dev && st.Ino == ino &&
-				fi.Size() == f.Size && fi.ModTime().Equal(f.ModTime)
+			now, err := safety.Stat(f.Path)
+			ok = err == nil && now.Same(safety.Identity{Dev: dev, Ino: ino, Size: f.Size, ModTime: f.ModTime})
 		})
 		if !ok {
 			return false
