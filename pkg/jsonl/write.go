@@ -251,6 +251,19 @@ func (a *AtomicFile) release() {
 // WriteFileAtomic replaces path with data through an AtomicFile.
 func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
 	a, err := CreateAtomic(path, mode)
+	return commitData(a, err, data)
+}
+
+// WriteFileAtomicIn replaces name in dir with data through an AtomicFile
+// (CreateAtomicIn: the directory is a handle a symlink cannot redirect).
+func WriteFileAtomicIn(dir *fsroot.Dir, name string, data []byte, mode os.FileMode) error {
+	a, err := CreateAtomicIn(dir, name, mode)
+	return commitData(a, err, data)
+}
+
+// commitData writes data to a (made with err) and commits it; the temp
+// file goes on any failure.
+func commitData(a *AtomicFile, err error, data []byte) error {
 	if err != nil {
 		return err
 	}

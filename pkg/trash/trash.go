@@ -297,15 +297,7 @@ func (e *Entry) writeManifest() error {
 	if err != nil {
 		return err
 	}
-	a, err := jsonl.CreateAtomicIn(e.dir, manifestName, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := a.Write(data); err != nil {
-		a.Abort()
-		return err
-	}
-	return a.Commit(nil)
+	return jsonl.WriteFileAtomicIn(e.dir, manifestName, data, 0o600)
 }
 
 // rename is fsroot.MoveNoReplace; tests replace it to act out another
