@@ -81,7 +81,9 @@ type lsRow struct {
 }
 
 func runLs(ctx context.Context, env *appEnv, opt lsOptions) error {
-	res := discoverScope(env, opt.roots, opt.paths)
+	ix := openIndex(env, opt.index)
+	defer closeIndex(ix)
+	res := discoverIndexed(env, opt.roots, opt.paths, ix)
 	if err := discoveryProblems(env, res, len(res.Sessions) == 0 && len(res.Unrecognized) == 0); err != nil {
 		return err
 	}
@@ -91,8 +93,6 @@ func runLs(ctx context.Context, env *appEnv, opt lsOptions) error {
 		total += summarizedBytes(s)
 	}
 	pr := newProgress(ctx, env, opt.progress, "reading", total, unitBytes)
-	ix := openIndex(env, opt.index)
-	defer closeIndex(ix)
 	src := lsSource{ix.Summaries(), ix, boundLsMemory(ix, len(res.Sessions))}
 	defer src.lift()
 	wanted := func(r *lsRow) bool {

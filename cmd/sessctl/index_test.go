@@ -80,6 +80,10 @@ func sameOutputs(t *testing.T, what string, got, want []string) {
 func TestIndexChangesNoOutput(t *testing.T) {
 	root, cache := indexStore(t)
 	dbPath := filepath.Join(cache, "sessctl", index.FileName)
+	// ls keeps a snapshot of its discovery only of a store that has not
+	// changed for 2 s (session.DiscoverCached): the runs below are to go
+	// through one
+	time.Sleep(2100 * time.Millisecond)
 
 	want, st := outputs(t, root, "--no-index")
 	if _, err := os.Stat(dbPath); err == nil || st != (index.Stats{}) {
@@ -97,6 +101,9 @@ func TestIndexChangesNoOutput(t *testing.T) {
 	sameOutputs(t, "cold", got, want)
 	if st.Misses == 0 || st.Written == 0 {
 		t.Fatalf("cold run wrote nothing to the index: %+v", st)
+	}
+	if snaps, _ := filepath.Glob(filepath.Join(cache, "sessctl", "discovery-*.snap")); len(snaps) != 1 {
+		t.Fatalf("the cold ls kept %d snapshots of its discovery, want 1", len(snaps))
 	}
 	got, st = outputs(t, root)
 	sameOutputs(t, "warm", got, want)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessctl/sessctl/pkg/index"
 	"github.com/sessctl/sessctl/pkg/session"
 	"github.com/urfave/cli/v2"
 )
@@ -63,6 +64,17 @@ func discoverScope(env *appEnv, roots, paths []string) *session.Result {
 		return session.DiscoverPaths(paths)
 	}
 	return session.Discover(scopeRoots(env, roots))
+}
+
+// discoverIndexed is discoverScope through the discovery snapshots the
+// index keeps (session.DiscoverCached, docs/index.md) when ix is open and
+// no paths are named.
+func discoverIndexed(env *appEnv, roots, paths []string, ix *index.Index) *session.Result {
+	if ix == nil || len(paths) > 0 {
+		return discoverScope(env, roots, paths)
+	}
+	rs, missingOK := scopeRoots(env, roots)
+	return session.DiscoverCached(rs, missingOK, ix)
 }
 
 // scopeRoots are the --root directories, else every agent's default store;

@@ -178,12 +178,17 @@ var ErrNoSuchPath = errors.New("no such file or directory")
 // Discover finds the sessions under roots. A root that does not exist is
 // skipped silently when missingOK is set (default roots), and reported
 // otherwise. Sessions are returned newest first.
-func Discover(roots []Root, missingOK bool) *Result {
-	d := &discoverer{res: &Result{}, seen: map[string]bool{}}
+func Discover(roots []Root, missingOK bool) *Result { return discover(roots, missingOK, nil) }
+
+// discover is Discover, noting in rec (when not nil) what the result
+// depends on (DiscoverCached).
+func discover(roots []Root, missingOK bool, rec *recorder) *Result {
+	d := &discoverer{res: &Result{}, seen: map[string]bool{}, rec: rec}
 	for _, r := range roots {
 		fi, err := os.Stat(r.Path)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
+				d.rec.dir(r.Path) // absent, as long as it stays so
 				if !missingOK {
 					d.res.Errors = append(d.res.Errors, fmt.Errorf("%s: %w", r.Path, ErrNoSuchPath))
 				}
@@ -198,10 +203,12 @@ func Discover(roots []Root, missingOK bool) *Result {
 				d.res.Errors = append(d.res.Errors, &jsonl.NotRegularError{Path: r.Path, Mode: fi.Mode()})
 				continue
 			}
+			d.rec.fail() // a file named as a root: no snapshot
 			d.explicitFile(r, r.Path)
 			continue
 		}
 		d.root = r
+		d.rec.content(filepath.Join(r.Path, kimiJSON))
 		d.kimiDirs = loadKimiWorkDirs(r.Path)
 		d.dir(r.Path, 0)
 	}
@@ -253,6 +260,7 @@ type discoverer struct {
 	listed   map[string]map[string]bool // directory -> its entry names (dirHas)
 	explicit bool                       // the file at hand was named on the command line
 	pre      *prefetched                // of the directory at hand (dir)
+	rec      *recorder                  // notes what the result depends on (DiscoverCached)
 }
 
 type flatAgent struct {
@@ -294,6 +302,7 @@ func (d *discoverer) dir(dir string, depth int) {
 		d.errorf(fmt.Errorf("%s: directory tree deeper than %d levels, not searched further", dir, maxDepth))
 		return
 	}
+	d.rec.dir(dir)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		d.errorf(err)
@@ -312,7 +321,7 @@ func (d *discoverer) dir(dir string, depth int) {
 			return
 		}
 	}
-	d.pre = prefetch(dir, ents, names)
+	d.pre = prefetch(dir, ents, names, d.rec)
 	sidecars := map[string]bool{} // subdirectories taken by a session
 	for _, e := range ents {
 		name := e.Name()
@@ -331,6 +340,7 @@ func (d *discoverer) dir(dir string, depth int) {
 		if isFlatAgent(name) && filepath.Base(dir) != "subagents" {
 			f, ok := d.stat(p, FileSubagent)
 			if ok {
+				d.rec.content(p)
 				d.flat = append(d.flat, flatAgent{file: f, sessionID: headSessionID(p), dir: dir})
 			}
 			continue
@@ -419,6 +429,7 @@ func indexDir(ents []fs.DirEntry) (map[string]fs.DirEntry, map[string][]fs.DirEn
 // explicitFile is a file named on the command line: its session with
 // everything beside it that belongs to it.
 func (d *discoverer) explicitFile(root Root, p string) {
+	d.rec.fail()
 	d.explicit = true
 	s := d.file(root, p)
 	d.explicit = false
@@ -438,6 +449,9 @@ func (d *discoverer) explicitFile(root Root, p string) {
 // file makes a one-file session (or the Kimi session holding it).
 func (d *discoverer) file(root Root, p string) *Session {
 	name := filepath.Base(p)
+	if isFlatAgent(name) {
+		d.rec.content(p) // subagentParent may read its head
+	}
 	if parent := subagentParent(p); parent != "" {
 		// a subagent transcript named directly: the session it belongs to
 		return d.file(root, parent)
@@ -478,6 +492,7 @@ func (d *discoverer) file(root Root, p string) *Session {
 	}
 	agent := pathAgent(p, Sure)
 	if agent == Unknown {
+		d.rec.content(p)
 		a, err := DetectFile(p)
 		if err != nil {
 			d.errorf(err)
@@ -594,6 +609,9 @@ func (d *discoverer) kimiSession(dir string) *Session {
 			d.errorf(err)
 			return nil
 		}
+		if e.IsDir() {
+			d.rec.dir(p) // WalkDir lists it after this
+		}
 		if e.IsDir() || !e.Type().IsRegular() {
 			return nil
 		}
@@ -638,12 +656,14 @@ func (d *discoverer) dirSession(ds DirStore, dir, main string) *Session {
 		return nil
 	}
 	d.seen[abs] = true
-	s := &Session{Agent: ds.Agent(), ID: filepath.Base(dir), Main: main, Dir: dir, Root: d.root.Path,
-		Project: ds.DirProject(dir)}
+	s := &Session{Agent: ds.Agent(), ID: filepath.Base(dir), Main: main, Dir: dir, Root: d.root.Path}
 	filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
 			d.errorf(err)
 			return nil
+		}
+		if e.IsDir() {
+			d.rec.dir(p) // WalkDir lists it after this
 		}
 		if e.IsDir() || !e.Type().IsRegular() {
 			return nil
@@ -654,11 +674,15 @@ func (d *discoverer) dirSession(ds DirStore, dir, main string) *Session {
 		} else if rel, err := filepath.Rel(dir, p); err == nil {
 			role = ds.DirFileRole(rel)
 		}
+		// the home may read any of them for the project (DirProject): a
+		// snapshot stands only while none changes
+		d.rec.content(p)
 		if f, ok := d.stat(p, role); ok {
 			s.Files = append(s.Files, f)
 		}
 		return nil
 	})
+	s.Project = ds.DirProject(dir)
 	sortRotations(s)
 	d.res.Sessions = append(d.res.Sessions, s)
 	return s
@@ -677,6 +701,7 @@ func (d *discoverer) kimiWorkDir(sessionDir, hash string) (string, bool) {
 	}
 	m, ok := d.kimiJSON[share]
 	if !ok {
+		d.rec.content(filepath.Join(share, kimiJSON))
 		m = loadKimiWorkDirs(share)
 		d.kimiJSON[share] = m
 	}
@@ -713,6 +738,9 @@ func (d *discoverer) sidecar(s *Session, dir string) {
 			d.errorf(err)
 			return nil
 		}
+		if e.IsDir() {
+			d.rec.dir(p) // WalkDir lists it after this
+		}
 		if e.IsDir() || !e.Type().IsRegular() {
 			return nil
 		}
@@ -736,7 +764,11 @@ func (d *discoverer) storeSideDirs(s *Session, root string, dirs []string) {
 		}
 		f := File{Path: p, Role: FileSide, ModTime: fi.ModTime(), Dir: true}
 		filepath.WalkDir(p, func(q string, e fs.DirEntry, err error) error {
+			if err == nil && e.IsDir() {
+				d.rec.dir(q)
+			}
 			if err == nil && e.Type().IsRegular() {
+				d.rec.content(q) // its size and time are summed into f
 				if info, err := e.Info(); err == nil {
 					f.Size += info.Size()
 					if info.ModTime().After(f.ModTime) {
@@ -756,6 +788,7 @@ func (d *discoverer) storeSideDirs(s *Session, root string, dirs []string) {
 func (d *discoverer) dirHas(dir, name string) bool {
 	names, ok := d.listed[dir]
 	if !ok {
+		d.rec.dir(dir)
 		names = map[string]bool{}
 		ents, _ := os.ReadDir(dir)
 		for _, e := range ents {
@@ -853,10 +886,13 @@ func headSessionID(p string) string {
 	return ""
 }
 
+// kimiJSON is the file of a Kimi share dir that names its work dirs.
+const kimiJSON = "kimi.json"
+
 // loadKimiWorkDirs maps the work-dir hashes of a Kimi share dir to paths,
 // from its kimi.json.
 func loadKimiWorkDirs(root string) map[string]string {
-	b, err := os.ReadFile(filepath.Join(root, "kimi.json"))
+	b, err := os.ReadFile(filepath.Join(root, kimiJSON))
 	if err != nil {
 		return nil
 	}

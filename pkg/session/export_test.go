@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"io"
+	"time"
 
 	"github.com/sessctl/sessctl/pkg/jsonl"
 )
@@ -20,3 +21,11 @@ func ReadSerial(rd io.Reader, f Format, fn func(*Record) error) error {
 // SetPrefetchMin sets the smallest directory discovery prefetches (a huge
 // one: never) and returns the old value.
 func SetPrefetchMin(n int) int { old := prefetchMin; prefetchMin = n; return old }
+
+// SetSnapshotSettle sets how long what a discovery snapshot depends on must
+// be unchanged for it to be stored, and returns the old value.
+func SetSnapshotSettle(d time.Duration) time.Duration {
+	old := snapshotSettle
+	snapshotSettle = d
+	return old
+}

@@ -38,7 +38,7 @@ type walked struct {
 // prefetchMin is the smallest directory worth the workers.
 var prefetchMin = 64
 
-func prefetch(dir string, ents []fs.DirEntry, names map[string]fs.DirEntry) *prefetched {
+func prefetch(dir string, ents []fs.DirEntry, names map[string]fs.DirEntry, rec *recorder) *prefetched {
 	if len(ents) < prefetchMin {
 		return nil
 	}
@@ -68,7 +68,7 @@ func prefetch(dir string, ents []fs.DirEntry, names map[string]fs.DirEntry) *pre
 					}
 				case e.IsDir() && isSidecarOf(e.Name(), names):
 					r.path = filepath.Join(dir, e.Name())
-					r.walk = walkRegular(r.path, nil)
+					r.walk = walkRegular(r.path, nil, rec)
 				}
 			}
 		})
@@ -94,7 +94,8 @@ func prefetch(dir string, ents []fs.DirEntry, names map[string]fs.DirEntry) *pre
 
 // walkRegular appends to out the steps of filepath.WalkDir(dir) that
 // discoverer.sidecar acts on.
-func walkRegular(dir string, out []walked) []walked {
+func walkRegular(dir string, out []walked, rec *recorder) []walked {
+	rec.dir(dir)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		out = append(out, walked{path: dir, err: err})
@@ -106,7 +107,7 @@ func walkRegular(dir string, out []walked) []walked {
 		p := filepath.Join(dir, e.Name())
 		switch {
 		case e.IsDir():
-			out = walkRegular(p, out)
+			out = walkRegular(p, out, rec)
 		case e.Type().IsRegular():
 			fi, err := os.Lstat(p)
 			if err != nil {

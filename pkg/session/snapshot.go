@@ -1,0 +1,485 @@
+package session
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// A discovery snapshot is what Discover found under some roots, kept (by
+// a SnapshotCache: the index) with what the finding depended on:
+//
+//   - every directory it listed, with its device, inode, modification and
+//     change times: a directory whose entries change (a file created,
+//     removed or renamed in it) gets a new change time;
+//   - every file whose bytes it read to decide something (an agent
+//     detected from a file's head, the session id in the head of an old
+//     flat subagent file, Kimi's kimi.json, a directory session's own
+//     files, the files under Claude's file-history/<id>), with its size
+//     and times as well;
+//   - every session file, by device and inode.
+//
+// DiscoverCached takes the snapshot for the result when every directory
+// and every such file is as it was and every session file is the same
+// file (sizes and times of session files are taken anew: a live session
+// grows without its directory changing). Otherwise it discovers as
+// Discover does and stores a new snapshot. That is one stat per directory
+// and per file, made on every core side by side, instead of listing each
+// directory and working out what belongs to which session: over 100,000
+// sessions, a few tenths of a second instead of two seconds.
+//
+// Change times come from a clock that may not tick between two changes
+// close together, so a snapshot is stored only when nothing it depends on
+// changed in the snapshotSettle before discovery began: a later change
+// then always gives a new time.
+
+// SnapshotCache keeps discovery snapshots between runs (pkg/index).
+type SnapshotCache interface {
+	// LoadSnapshot returns the snapshot stored under key, nil when there
+	// is none. Its reader returns an error, never io.EOF, when the
+	// snapshot is damaged (a checksum).
+	LoadSnapshot(key string) io.ReadCloser
+	// SaveSnapshot stores what write writes under key; a failure leaves
+	// no snapshot, or the one before.
+	SaveSnapshot(key string, write func(io.Writer) error)
+}
+
+// snapshotSettle is how long everything a snapshot depends on must have
+// been unchanged when discovery begins for the snapshot to be stored.
+var snapshotSettle = 2 * time.Second
+
+// statID is what a stat says of a path (the zero value: nothing there).
+type statID struct {
+	dev, ino    uint64
+	mode        uint32
+	size        int64
+	msec, mnsec int64 // modification time
+	csec, cnsec int64 // change time
+}
+
+type recorded struct {
+	path string
+	id   statID
+}
+
+// recorder notes what a discovery depended on (nil: nothing is noted).
+type recorder struct {
+	mu     sync.Mutex
+	dirs   []recorded
+	files  []recorded // files whose bytes were read
+	noted  map[string]bool
+	broken bool // something could not be noted: store no snapshot
+}
+
+// dir notes dir before it is listed.
+func (r *recorder) dir(p string) { r.note(p, true) }
+
+// content notes a file before its bytes are read.
+func (r *recorder) content(p string) { r.note(p, false) }
+
+func (r *recorder) note(p string, dir bool) {
+	if r == nil {
+		return
+	}
+	id, err := statOf(p, true)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err != nil {
+		r.broken = true
+		return
+	}
+	k := "f" + p
+	if dir {
+		k = "d" + p
+	}
+	if r.noted[k] {
+		return
+	}
+	if r.noted == nil {
+		r.noted = map[string]bool{}
+	}
+	r.noted[k] = true
+	if dir {
+		r.dirs = append(r.dirs, recorded{p, id})
+	} else {
+		r.files = append(r.files, recorded{p, id})
+	}
+}
+
+// fail marks the discovery as one no snapshot can stand for.
+func (r *recorder) fail() {
+	if r != nil {
+		r.mu.Lock()
+		r.broken = true
+		r.mu.Unlock()
+	}
+}
+
+// settled says whether nothing r noted changed after cutoff.
+func (r *recorder) settled(cutoff time.Time) bool {
+	for _, l := range [][]recorded{r.dirs, r.files} {
+		for _, x := range l {
+			if !time.Unix(x.id.csec, x.id.cnsec).Before(cutoff) || !time.Unix(x.id.msec, x.id.mnsec).Before(cutoff) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// DiscoverCached is Discover through the snapshots c keeps (nil c, or a
+// system without them: Discover).
+func DiscoverCached(roots []Root, missingOK bool, c SnapshotCache) *Result {
+	if c == nil || !snapshots {
+		return Discover(roots, missingOK)
+	}
+	key := snapshotKey(roots, missingOK)
+	if rc := c.LoadSnapshot(key); rc != nil {
+		sn, err := readSnapshot(rc)
+		rc.Close()
+		if err == nil && sn.fresh() {
+			sortSessions(sn.res.Sessions)
+			return sn.res
+		}
+	}
+	began := time.Now()
+	rec := &recorder{}
+	res := discover(roots, missingOK, rec)
+	if rec.broken || len(res.Errors) > 0 || !rec.settled(began.Add(-snapshotSettle)) {
+		return res
+	}
+	sn := &snapshot{dirs: rec.dirs, content: rec.files, res: res}
+	for _, s := range res.Sessions {
+		for _, f := range s.Files {
+			if !f.Dir && f.ino == 0 {
+				return res // a file known by no inode: nothing to check it by
+			}
+		}
+	}
+	c.SaveSnapshot(key, sn.write)
+	return res
+}
+
+// snapshotKey names the snapshot of a discovery of roots: the roots, and
+// the working directory they may be relative to.
+func snapshotKey(roots []Root, missingOK bool) string {
+	wd, _ := os.Getwd()
+	k := fmt.Sprintf("%s\x00%s\x00%t", snapshotMagic, wd, missingOK)
+	for _, r := range roots {
+		k += fmt.Sprintf("\x00%s\x00%s", r.Path, r.Agent)
+	}
+	return k
+}
+
+const snapshotMagic = "sessctl-discovery-1"
+
+type snapshot struct {
+	dirs, content []recorded
+	res           *Result
+}
+
+// fresh says whether the snapshot still stands, taking the sizes and
+// times of the session files anew.
+func (sn *snapshot) fresh() bool {
+	var files []*File
+	for _, s := range sn.res.Sessions {
+		for i := range s.Files {
+			if !s.Files[i].Dir {
+				files = append(files, &s.Files[i])
+			}
+		}
+	}
+	nd, nc := len(sn.dirs), len(sn.content)
+	n := nd + nc + len(files)
+	var next atomic.Int64
+	var stale atomic.Bool
+	var wg sync.WaitGroup
+	const chunk = 256
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for !stale.Load() {
+				lo := int(next.Add(chunk)) - chunk
+				if lo >= n {
+					return
+				}
+				for i := lo; i < min(lo+chunk, n); i++ {
+					if !sn.check(i, nd, nc, files) {
+						stale.Store(true)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return !stale.Load()
+}
+
+// check checks the ith thing the snapshot depends on: a directory, a
+// file read, or a session file (whose size and time it takes).
+func (sn *snapshot) check(i, nd, nc int, files []*File) bool {
+	switch {
+	case i < nd:
+		id, err := statOf(sn.dirs[i].path, true)
+		return err == nil && id == sn.dirs[i].id
+	case i < nd+nc:
+		x := sn.content[i-nd]
+		id, err := statOf(x.path, true)
+		return err == nil && id == x.id
+	}
+	f := files[i-nd-nc]
+	id, err := statOf(f.Path, false)
+	if err != nil || id.mode&syscall.S_IFMT != syscall.S_IFREG || id.dev != f.dev || id.ino != f.ino {
+		return false
+	}
+	f.Size, f.ModTime = id.size, time.Unix(id.msec, id.mnsec)
+	return true
+}
+
+// The encoding: the magic, then counts and fields as uvarints, strings as
+// a length and bytes; paths as the length they share with the path before
+// and the rest; the agents, roots, projects and roles as an index into the
+// strings seen so far (0: a new one follows).
+
+func (sn *snapshot) write(w io.Writer) error {
+	e := &snapEncoder{w: bufio.NewWriterSize(w, 64<<10), table: map[string]uint64{}}
+	e.bytes([]byte(snapshotMagic))
+	for _, l := range [][]recorded{sn.dirs, sn.content} {
+		e.uint(uint64(len(l)))
+		for _, x := range l {
+			e.path(x.path)
+			e.id(x.id)
+		}
+	}
+	e.uint(uint64(len(sn.res.Sessions)))
+	for _, s := range sn.res.Sessions {
+		e.interned(string(s.Agent))
+		e.bytes([]byte(s.ID))
+		e.path(s.Main)
+		e.path(s.Dir)
+		e.interned(s.Project)
+		e.interned(s.Root)
+		e.uint(uint64(len(s.Files)))
+		for _, f := range s.Files {
+			e.path(f.Path)
+			e.interned(string(f.Role))
+			e.uint(uint64(f.Size))
+			e.time(f.ModTime)
+			e.uint(uint64(f.Rotation))
+			e.uint(f.dev)
+			e.uint(f.ino)
+			if f.Dir {
+				e.uint(1)
+			} else {
+				e.uint(0)
+			}
+		}
+	}
+	e.uint(uint64(len(sn.res.Unrecognized)))
+	for _, p := range sn.res.Unrecognized {
+		e.path(p)
+	}
+	if e.err != nil {
+		return e.err
+	}
+	return e.w.Flush()
+}
+
+type snapEncoder struct {
+	w     *bufio.Writer
+	buf   [binary.MaxVarintLen64]byte
+	last  string
+	table map[string]uint64
+	err   error
+}
+
+func (e *snapEncoder) uint(v uint64) {
+	if e.err == nil {
+		_, e.err = e.w.Write(binary.AppendUvarint(e.buf[:0], v))
+	}
+}
+
+func (e *snapEncoder) bytes(b []byte) {
+	e.uint(uint64(len(b)))
+	if e.err == nil {
+		_, e.err = e.w.Write(b)
+	}
+}
+
+func (e *snapEncoder) path(p string) {
+	n := 0
+	for n < len(p) && n < len(e.last) && p[n] == e.last[n] {
+		n++
+	}
+	e.uint(uint64(n))
+	e.bytes([]byte(p[n:]))
+	e.last = p
+}
+
+func (e *snapEncoder) interned(s string) {
+	if i, ok := e.table[s]; ok {
+		e.uint(i)
+		return
+	}
+	e.uint(0)
+	e.bytes([]byte(s))
+	e.table[s] = uint64(len(e.table) + 1)
+}
+
+func (e *snapEncoder) id(id statID) {
+	for _, v := range []uint64{id.dev, id.ino, uint64(id.mode), uint64(id.size),
+		uint64(id.msec), uint64(id.mnsec), uint64(id.csec), uint64(id.cnsec)} {
+		e.uint(v)
+	}
+}
+
+// time writes t as its Unix seconds and nanoseconds (1 more: 0 is the zero
+// time).
+func (e *snapEncoder) time(t time.Time) {
+	if t.IsZero() {
+		e.uint(0)
+		e.uint(0)
+		return
+	}
+	e.uint(uint64(t.Unix()))
+	e.uint(uint64(t.Nanosecond()) + 1)
+}
+
+var errSnapshot = errors.New("session: damaged discovery snapshot")
+
+// snapMaxString bounds a string of a snapshot (a path), so that a damaged
+// one never makes a large allocation.
+const snapMaxString = 1 << 16
+
+type snapDecoder struct {
+	r     *bufio.Reader
+	last  []byte
+	table []string
+	err   error
+}
+
+func (d *snapDecoder) uint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, err := binary.ReadUvarint(d.r)
+	if err != nil {
+		d.err = errSnapshot
+	}
+	return v
+}
+
+// count reads a count, bounded so that a damaged one allocates little.
+func (d *snapDecoder) count() int {
+	v := d.uint()
+	if v > 1<<32 {
+		d.err = errSnapshot
+		return 0
+	}
+	return int(v)
+}
+
+func (d *snapDecoder) bytes(dst []byte) []byte {
+	n := d.uint()
+	if d.err != nil || n > snapMaxString {
+		d.err = errSnapshot
+		return dst
+	}
+	l := len(dst)
+	dst = append(dst, make([]byte, n)...)
+	if _, err := io.ReadFull(d.r, dst[l:]); err != nil {
+		d.err = errSnapshot
+	}
+	return dst
+}
+
+func (d *snapDecoder) path() string {
+	n := d.uint()
+	if n > uint64(len(d.last)) {
+		d.err = errSnapshot
+		return ""
+	}
+	d.last = d.bytes(d.last[:n])
+	return string(d.last)
+}
+
+func (d *snapDecoder) interned() string {
+	i := d.uint()
+	if i == 0 {
+		s := string(d.bytes(nil))
+		d.table = append(d.table, s)
+		return s
+	}
+	if i > uint64(len(d.table)) {
+		d.err = errSnapshot
+		return ""
+	}
+	return d.table[i-1]
+}
+
+func (d *snapDecoder) id() statID {
+	return statID{dev: d.uint(), ino: d.uint(), mode: uint32(d.uint()), size: int64(d.uint()),
+		msec: int64(d.uint()), mnsec: int64(d.uint()), csec: int64(d.uint()), cnsec: int64(d.uint())}
+}
+
+func (d *snapDecoder) time() time.Time {
+	sec, nsec := int64(d.uint()), d.uint()
+	if nsec == 0 {
+		return time.Time{}
+	}
+	return time.Unix(sec, int64(nsec-1))
+}
+
+// readSnapshot decodes a snapshot; any damage is an error.
+func readSnapshot(r io.Reader) (*snapshot, error) {
+	d := &snapDecoder{r: bufio.NewReaderSize(r, 64<<10)}
+	if string(d.bytes(nil)) != snapshotMagic {
+		return nil, errSnapshot
+	}
+	sn := &snapshot{res: &Result{}}
+	for _, l := range []*[]recorded{&sn.dirs, &sn.content} {
+		n := d.count()
+		for i := 0; i < n && d.err == nil; i++ {
+			*l = append(*l, recorded{d.path(), d.id()})
+		}
+	}
+	n := d.count()
+	for i := 0; i < n && d.err == nil; i++ {
+		s := &Session{Agent: Agent(d.interned()), ID: string(d.bytes(nil)), Main: d.path(), Dir: d.path(),
+			Project: d.interned(), Root: d.interned()}
+		nf := d.count()
+		if nf > 1<<20 {
+			return nil, errSnapshot
+		}
+		s.Files = make([]File, 0, nf)
+		for j := 0; j < nf && d.err == nil; j++ {
+			f := File{Path: d.path(), Role: FileRole(d.interned()), Size: int64(d.uint())}
+			f.ModTime = d.time()
+			f.Rotation = int(d.uint())
+			f.dev, f.ino = d.uint(), d.uint()
+			f.Dir = d.uint() == 1
+			s.Files = append(s.Files, f)
+		}
+		sn.res.Sessions = append(sn.res.Sessions, s)
+	}
+	n = d.count()
+	for i := 0; i < n && d.err == nil; i++ {
+		sn.res.Unrecognized = append(sn.res.Unrecognized, d.path())
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	// the end: nothing after it, and the cache's checksum holds
+	if _, err := d.r.ReadByte(); err != io.EOF {
+		return nil, errSnapshot
+	}
+	return sn, nil
+}
