@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -179,7 +180,7 @@ func snapshotKey(roots []Root, missingOK bool) string {
 	return k
 }
 
-const snapshotMagic = "sessctl-discovery-1"
+const snapshotMagic = "sessctl-discovery-2"
 
 type snapshot struct {
 	dirs, content []recorded
@@ -262,14 +263,14 @@ func (sn *snapshot) write(w io.Writer) error {
 	e.uint(uint64(len(sn.res.Sessions)))
 	for _, s := range sn.res.Sessions {
 		e.interned(string(s.Agent))
-		e.bytes([]byte(s.ID))
 		e.path(s.Main)
-		e.path(s.Dir)
+		e.of(s.Main, s.ID)
+		e.of(s.Main, s.Dir)
 		e.interned(s.Project)
 		e.interned(s.Root)
 		e.uint(uint64(len(s.Files)))
 		for _, f := range s.Files {
-			e.path(f.Path)
+			e.of(s.Main, f.Path)
 			e.interned(string(f.Role))
 			e.uint(uint64(f.Size))
 			e.time(f.ModTime)
@@ -314,6 +315,12 @@ func (e *snapEncoder) bytes(b []byte) {
 	}
 }
 
+func (e *snapEncoder) raw(b []byte) {
+	if e.err == nil {
+		_, e.err = e.w.Write(b)
+	}
+}
+
 func (e *snapEncoder) path(p string) {
 	n := 0
 	for n < len(p) && n < len(e.last) && p[n] == e.last[n] {
@@ -322,6 +329,23 @@ func (e *snapEncoder) path(p string) {
 	e.uint(uint64(n))
 	e.bytes([]byte(p[n:]))
 	e.last = p
+}
+
+// of writes s as a part of main when it is one (an id, a sidecar
+// directory, the main file itself), so that it is read back as a
+// substring of it and costs no memory of its own: 0 and the path
+// otherwise, or 1 and where in main.
+func (e *snapEncoder) of(main, s string) {
+	if s != "" {
+		if i := strings.Index(main, s); i >= 0 {
+			e.uint(1)
+			e.uint(uint64(i))
+			e.uint(uint64(len(s)))
+			return
+		}
+	}
+	e.uint(0)
+	e.path(s)
 }
 
 func (e *snapEncoder) interned(s string) {
@@ -411,6 +435,18 @@ func (d *snapDecoder) path() string {
 	return string(d.last)
 }
 
+func (d *snapDecoder) of(main string) string {
+	if d.uint() == 0 {
+		return d.path()
+	}
+	i, n := d.uint(), d.uint()
+	if d.err != nil || i > uint64(len(main)) || n > uint64(len(main))-i {
+		d.err = errSnapshot
+		return ""
+	}
+	return main[i : i+n]
+}
+
 func (d *snapDecoder) interned() string {
 	i := d.uint()
 	if i == 0 {
@@ -453,15 +489,17 @@ func readSnapshot(r io.Reader) (*snapshot, error) {
 	}
 	n := d.count()
 	for i := 0; i < n && d.err == nil; i++ {
-		s := &Session{Agent: Agent(d.interned()), ID: string(d.bytes(nil)), Main: d.path(), Dir: d.path(),
-			Project: d.interned(), Root: d.interned()}
+		s := &Session{Agent: Agent(d.interned()), Main: d.path()}
+		s.ID = d.of(s.Main)
+		s.Dir = d.of(s.Main)
+		s.Project, s.Root = d.interned(), d.interned()
 		nf := d.count()
 		if nf > 1<<20 {
 			return nil, errSnapshot
 		}
 		s.Files = make([]File, 0, nf)
 		for j := 0; j < nf && d.err == nil; j++ {
-			f := File{Path: d.path(), Role: FileRole(d.interned()), Size: int64(d.uint())}
+			f := File{Path: d.of(s.Main), Role: FileRole(d.interned()), Size: int64(d.uint())}
 			f.ModTime = d.time()
 			f.Rotation = int(d.uint())
 			f.dev, f.ino = d.uint(), d.uint()
