@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
@@ -127,13 +128,33 @@ func runLs(ctx context.Context, env *appEnv, opt lsOptions) error {
 	short := shortIDs(ids)
 	ids = nil
 	unrecognized := res.Unrecognized
+	// the cells of each session's row, from the last run over the same
+	// roots, kept again when this run went over every session
+	var memo *session.Memo
+	memoWhole := opt.agent == "" && opt.since.IsZero()
+	if ix != nil && len(opt.paths) == 0 {
+		rs, _ := scopeRoots(env, opt.roots)
+		memo = session.LoadMemo(ix, lsMemoName, rs)
+	}
 	res = nil // the sessions are let go as they are read (summarizeEach)
 	now, col := env.now(), colorer{opt.color}
 	// each row is made into its cells, measured, by the worker that read
 	// it: what is held until the table is drawn is the cells alone
 	rows := make([]lsCells, 0, len(ss))
 	summarizeEach(ctx, ss, pr, func(s *session.Session) lsCells {
+		if v, ok := memo.Get(s, ""); ok {
+			if fx, ok := decodeLsFixed(v); ok {
+				if opt.project != "" && !strings.Contains(fx.project, opt.project) && !strings.Contains(fx.cwd, opt.project) {
+					return lsCells{skip: true}
+				}
+				return fx.cells(s.Agent, s.ID, s.Updated(), s.Size(), len(s.FilesWithRole(session.FileRotation)), now, col, short)
+			}
+		}
 		r := lsRowOf(s, src)
+		if r.Error == "" {
+			fx := lsFixedOf(&r)
+			memo.Put(s, "", fx.encode())
+		}
 		if !wanted(&r) {
 			return lsCells{skip: true}
 		}
@@ -147,6 +168,9 @@ func runLs(ctx context.Context, env *appEnv, opt lsOptions) error {
 	pr.done()
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if memoWhole && (opt.limit <= 0 || len(rows) < opt.limit) {
+		memo.Save(ix)
 	}
 	if len(rows) == 0 {
 		where := searched(env, opt.roots, opt.paths)
@@ -307,21 +331,104 @@ type lsCells struct {
 // lsCellsOf makes r's cells. They hold none of r's strings: a title cut
 // from a prompt of many KB is a copy, not a slice of it.
 func lsCellsOf(r *lsRow, now time.Time, col colorer, short func(string) string) lsCells {
+	fx := lsFixedOf(r)
+	if r.Error != "" {
+		fx.title = col.red("error: " + lineCut(r.Error, 40))
+		fx.titleW = uint16(cellWidth(fx.title))
+	}
+	return fx.cells(r.Agent, r.ID, r.Updated, r.Size, r.Rotations, now, col, short)
+}
+
+// lsFixed is what of a row's cells depends on its session's files alone:
+// what ls keeps of each session from one run to the next (session.Memo),
+// so that a warm run makes a row of a session that did not change without
+// looking it up or measuring its text.
+type lsFixed struct {
+	project, cwd     string // for --project
+	projectCell      string
+	title            string // the title's cell
+	projectW, titleW uint16
+	records, corrupt int64
+}
+
+// lsMemoName names ls's memo; a change to lsFixed or its encoding changes
+// it.
+const lsMemoName = "ls-cells-1"
+
+func lsFixedOf(r *lsRow) lsFixed {
 	project := r.CWD
 	if project == "" {
 		project = r.Project
 	}
-	bad := thousands(int64(r.Corrupt))
-	if r.Corrupt > 0 {
+	fx := lsFixed{project: r.Project, cwd: r.CWD, projectCell: ellipsis(shortenHome(line(project)), 32),
+		title: lineCut(r.Title, 48), records: int64(r.Records), corrupt: int64(r.Corrupt)}
+	fx.projectW, fx.titleW = uint16(cellWidth(fx.projectCell)), uint16(cellWidth(fx.title))
+	return fx
+}
+
+func (fx *lsFixed) encode() string {
+	var b []byte
+	for _, s := range []string{fx.project, fx.cwd, fx.projectCell, fx.title} {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	for _, v := range []uint64{uint64(fx.projectW), uint64(fx.titleW), uint64(fx.records), uint64(fx.corrupt)} {
+		b = binary.AppendUvarint(b, v)
+	}
+	return string(b)
+}
+
+// decodeLsFixed decodes what encode made; its strings are of b.
+func decodeLsFixed(b string) (fx lsFixed, ok bool) {
+	var strs [4]string
+	for i := range strs {
+		n, k := uvarint(b)
+		if k <= 0 || n > uint64(len(b)-k) {
+			return fx, false
+		}
+		strs[i], b = b[k:k+int(n)], b[k+int(n):]
+	}
+	var vs [4]uint64
+	for i := range vs {
+		v, k := uvarint(b)
+		if k <= 0 {
+			return fx, false
+		}
+		vs[i], b = v, b[k:]
+	}
+	if len(b) != 0 || vs[0] > math.MaxUint16 || vs[1] > math.MaxUint16 {
+		return fx, false
+	}
+	return lsFixed{project: strs[0], cwd: strs[1], projectCell: strs[2], title: strs[3],
+		projectW: uint16(vs[0]), titleW: uint16(vs[1]), records: int64(vs[2]), corrupt: int64(vs[3])}, true
+}
+
+// uvarint is binary.Uvarint of a string.
+func uvarint(s string) (uint64, int) {
+	var x uint64
+	for i := 0; i < len(s) && i < binary.MaxVarintLen64; i++ {
+		c := s[i]
+		if c < 0x80 {
+			if i == binary.MaxVarintLen64-1 && c > 1 {
+				return 0, -1
+			}
+			return x | uint64(c)<<(7*i), i + 1
+		}
+		x |= uint64(c&0x7f) << (7 * i)
+	}
+	return 0, 0
+}
+
+// cells makes the row's cells of fx and what the session's discovery
+// gives.
+func (fx *lsFixed) cells(agent session.Agent, id string, updated time.Time, size int64, rotations int, now time.Time, col colorer, short func(string) string) lsCells {
+	bad := thousands(fx.corrupt)
+	if fx.corrupt > 0 {
 		bad = col.red(bad)
 	}
-	title := lineCut(r.Title, 48)
-	if r.Error != "" {
-		title = col.red("error: " + lineCut(r.Error, 40))
-	}
-	cells := [9]string{string(r.Agent), line(short(r.ID)), ellipsis(shortenHome(line(project)), 32),
-		title, relTime(r.Updated, now), thousands(int64(r.Records)), humanBytes(r.Size),
-		thousands(int64(r.Rotations)), bad}
+	cells := [9]string{string(agent), line(short(id)), fx.projectCell,
+		fx.title, relTime(updated, now), thousands(fx.records), humanBytes(size),
+		thousands(int64(rotations)), bad}
 	var out lsCells
 	var b strings.Builder
 	n := 0
@@ -335,7 +442,14 @@ func lsCellsOf(r *lsRow, now time.Time, col colorer, short func(string) string) 
 		}
 		b.WriteString(c)
 		out.end[i] = uint16(b.Len())
-		out.w[i] = uint16(cellWidth(c))
+		switch i {
+		case 2:
+			out.w[i] = fx.projectW
+		case 3:
+			out.w[i] = fx.titleW
+		default:
+			out.w[i] = uint16(cellWidth(c))
+		}
 	}
 	out.text = b.String()
 	return out

@@ -16,6 +16,7 @@ import (
 var indexCommands = [][]string{
 	{"ls"},
 	{"ls", "--json"},
+	{"ls", "--project", "web"},
 	{"stats", "--all"},
 	{"stats", "--all", "--json"},
 	{"stats", "--all", "--by", "day", "--tz", "UTC"},
@@ -102,8 +103,8 @@ func TestIndexChangesNoOutput(t *testing.T) {
 	if st.Misses == 0 || st.Written == 0 {
 		t.Fatalf("cold run wrote nothing to the index: %+v", st)
 	}
-	if snaps, _ := filepath.Glob(filepath.Join(cache, "sessctl", "discovery-*.snap")); len(snaps) != 1 {
-		t.Fatalf("the cold ls kept %d snapshots of its discovery, want 1", len(snaps))
+	if snaps, _ := filepath.Glob(filepath.Join(cache, "sessctl", "discovery-*.snap")); len(snaps) != 2 {
+		t.Fatalf("the cold ls kept %d snapshots, want 2: its discovery's and its rows' (session.Memo)", len(snaps))
 	}
 	got, st = outputs(t, root)
 	sameOutputs(t, "warm", got, want)
