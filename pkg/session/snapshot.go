@@ -190,32 +190,71 @@ type snapshot struct {
 // fresh says whether the snapshot still stands, taking the sizes and
 // times of the session files anew.
 func (sn *snapshot) fresh() bool {
-	var files []*File
+	// the session files by directory: a directory of many is opened once
+	// and its files stat'ed relative to it (fstatat), which spares the
+	// kernel the walk of each long path
+	byDir := map[string][]*File{}
+	var lone []*File
 	for _, s := range sn.res.Sessions {
 		for i := range s.Files {
-			if !s.Files[i].Dir {
-				files = append(files, &s.Files[i])
+			f := &s.Files[i]
+			if f.Dir {
+				continue
+			}
+			if j := strings.LastIndexByte(f.Path, '/'); j > 0 {
+				d := f.Path[:j]
+				byDir[d] = append(byDir[d], f)
+			} else {
+				lone = append(lone, f)
 			}
 		}
 	}
+	type job struct {
+		dir   string // "" : each file by its whole path
+		files []*File
+	}
+	var jobs []job
+	const chunk = 256
+	add := func(dir string, fs []*File) {
+		for len(fs) > 0 {
+			n := min(len(fs), chunk)
+			jobs = append(jobs, job{dir, fs[:n]})
+			fs = fs[n:]
+		}
+	}
+	for d, fs := range byDir {
+		if len(fs) < 8 {
+			lone = append(lone, fs...)
+		} else {
+			add(d, fs)
+		}
+	}
+	add("", lone)
 	nd, nc := len(sn.dirs), len(sn.content)
-	n := nd + nc + len(files)
+	checks := (nd + nc + chunk - 1) / chunk // jobs of directories and files read
+	n := checks + len(jobs)
 	var next atomic.Int64
 	var stale atomic.Bool
 	var wg sync.WaitGroup
-	const chunk = 256
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
 			for !stale.Load() {
-				lo := int(next.Add(chunk)) - chunk
-				if lo >= n {
+				k := int(next.Add(1)) - 1
+				if k >= n {
 					return
 				}
-				for i := lo; i < min(lo+chunk, n); i++ {
-					if !sn.check(i, nd, nc, files) {
-						stale.Store(true)
-						return
+				ok := true
+				if k < checks {
+					for i := k * chunk; i < min((k+1)*chunk, nd+nc) && ok; i++ {
+						ok = sn.check(i, nd)
 					}
+				} else {
+					j := jobs[k-checks]
+					ok = takeFiles(j.dir, j.files)
+				}
+				if !ok {
+					stale.Store(true)
+					return
 				}
 			}
 		})
@@ -224,25 +263,42 @@ func (sn *snapshot) fresh() bool {
 	return !stale.Load()
 }
 
-// check checks the ith thing the snapshot depends on: a directory, a
-// file read, or a session file (whose size and time it takes).
-func (sn *snapshot) check(i, nd, nc int, files []*File) bool {
-	switch {
-	case i < nd:
-		id, err := statOf(sn.dirs[i].path, true)
-		return err == nil && id == sn.dirs[i].id
-	case i < nd+nc:
-		x := sn.content[i-nd]
-		id, err := statOf(x.path, true)
-		return err == nil && id == x.id
+// takeFiles checks that each of files (all in dir; "": anywhere) is the
+// regular file it was, and takes its size and time.
+func takeFiles(dir string, files []*File) bool {
+	var fd dirFd = -1
+	if dir != "" {
+		var err error
+		if fd, err = openDirFd(dir); err != nil {
+			return false
+		}
+		defer fd.close()
 	}
-	f := files[i-nd-nc]
-	id, err := statOf(f.Path, false)
-	if err != nil || id.mode&syscall.S_IFMT != syscall.S_IFREG || id.dev != f.dev || id.ino != f.ino {
-		return false
+	for _, f := range files {
+		var id statID
+		var err error
+		if fd >= 0 {
+			id, err = fd.lstatAt(f.Path[len(dir)+1:])
+		} else {
+			id, err = statOf(f.Path, false)
+		}
+		if err != nil || id.mode&syscall.S_IFMT != syscall.S_IFREG || id.dev != f.dev || id.ino != f.ino {
+			return false
+		}
+		f.Size, f.ModTime = id.size, time.Unix(id.msec, id.mnsec)
 	}
-	f.Size, f.ModTime = id.size, time.Unix(id.msec, id.mnsec)
 	return true
+}
+
+// check checks the ith thing the snapshot depends on besides the session
+// files: a directory, or a file read.
+func (sn *snapshot) check(i, nd int) bool {
+	x := sn.dirs
+	if i >= nd {
+		x, i = sn.content, i-nd
+	}
+	id, err := statOf(x[i].path, true)
+	return err == nil && id == x[i].id
 }
 
 // The encoding: the magic, then counts and fields as uvarints, strings as

@@ -9,3 +9,9 @@ import "errors"
 const snapshots = false
 
 func statOf(string, bool) (statID, error) { return statID{}, errors.ErrUnsupported }
+
+type dirFd int
+
+func openDirFd(string) (dirFd, error)        { return -1, errors.ErrUnsupported }
+func (dirFd) close()                         {}
+func (dirFd) lstatAt(string) (statID, error) { return statID{}, errors.ErrUnsupported }
