@@ -96,6 +96,19 @@ func runLs(ctx context.Context, env *appEnv, opt lsOptions) error {
 	pr := newProgress(ctx, env, opt.progress, "reading", total, unitBytes)
 	src := lsSource{ix.Summaries(), ix, boundLsMemory(ix, len(res.Sessions))}
 	defer src.lift()
+	// the cells of each session's row from the last run over the same
+	// roots (session.Memo), loaded while the ids are shortened; kept again
+	// when this run goes over every session
+	memoc := make(chan *session.Memo, 1)
+	memoWhole := opt.agent == "" && opt.since.IsZero()
+	if ix != nil && len(opt.paths) == 0 && !opt.json {
+		go func() {
+			rs, _ := scopeRoots(env, opt.roots)
+			memoc <- session.LoadMemo(ix, lsMemoName, rs)
+		}()
+	} else {
+		memoc <- nil
+	}
 	wanted := func(r *lsRow) bool {
 		return opt.project == "" || strings.Contains(r.Project, opt.project) || strings.Contains(r.CWD, opt.project)
 	}
@@ -128,18 +141,11 @@ func runLs(ctx context.Context, env *appEnv, opt lsOptions) error {
 	short := shortIDs(ids)
 	ids = nil
 	unrecognized := res.Unrecognized
-	// the cells of each session's row, from the last run over the same
-	// roots, kept again when this run went over every session
-	var memo *session.Memo
-	memoWhole := opt.agent == "" && opt.since.IsZero()
-	if ix != nil && len(opt.paths) == 0 {
-		rs, _ := scopeRoots(env, opt.roots)
-		memo = session.LoadMemo(ix, lsMemoName, rs)
-	}
 	res = nil // the sessions are let go as they are read (summarizeEach)
 	now, col := env.now(), colorer{opt.color}
 	// each row is made into its cells, measured, by the worker that read
 	// it: what is held until the table is drawn is the cells alone
+	memo := <-memoc
 	rows := make([]lsCells, 0, len(ss))
 	summarizeEach(ctx, ss, pr, func(s *session.Session) lsCells {
 		if v, ok := memo.Get(s, ""); ok {
