@@ -29,3 +29,6 @@ func SetSnapshotSettle(d time.Duration) time.Duration {
 	snapshotSettle = d
 	return old
 }
+
+// UUIDRe is the expression IsUUID implements by hand.
+var UUIDRe = uuidRe
