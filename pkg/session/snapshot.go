@@ -144,11 +144,11 @@ func DiscoverCached(roots []Root, missingOK bool, c SnapshotCache) *Result {
 	}
 	key := snapshotKey(roots, missingOK)
 	if rc := c.LoadSnapshot(key); rc != nil {
-		sn, err := readSnapshot(rc)
+		res, ok := loadSnapshot(rc)
 		rc.Close()
-		if err == nil && sn.fresh() {
-			sortSessions(sn.res.Sessions)
-			return sn.res
+		if ok {
+			sortSessions(res.Sessions)
+			return res
 		}
 	}
 	began := time.Now()
@@ -187,12 +187,79 @@ type snapshot struct {
 	res           *Result
 }
 
-// fresh says whether the snapshot still stands, taking the sizes and
-// times of the session files anew.
-func (sn *snapshot) fresh() bool {
-	// the session files by directory: a directory of many is opened once
-	// and its files stat'ed relative to it (fstatat), which spares the
-	// kernel the walk of each long path
+// loadSnapshot reads a snapshot and returns its result when it still
+// stands, with the sizes and times of the session files taken anew. The
+// directories and files read are checked while the sessions are decoded,
+// and a change found stops the decoding.
+func loadSnapshot(r io.Reader) (*Result, bool) {
+	d := &snapDecoder{r: bufio.NewReaderSize(r, 64<<10)}
+	sn, err := readSnapshotDeps(d)
+	if err != nil {
+		return nil, false
+	}
+	var stale atomic.Bool
+	checked := make(chan struct{})
+	go func() {
+		sn.checkDeps(&stale)
+		close(checked)
+	}()
+	err = readSnapshotSessions(d, sn, &stale)
+	<-checked
+	if err != nil || stale.Load() {
+		return nil, false
+	}
+	sn.takeFiles(&stale)
+	if stale.Load() {
+		return nil, false
+	}
+	return sn.res, true
+}
+
+// snapChunk is how many checks a worker takes at a time.
+const snapChunk = 256
+
+// parallel runs job(0..n-1) on every core until one returns false, which
+// sets stale, or stale is set.
+func parallel(n int, stale *atomic.Bool, job func(k int) bool) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for !stale.Load() {
+				k := int(next.Add(1)) - 1
+				if k >= n {
+					return
+				}
+				if !job(k) {
+					stale.Store(true)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// checkDeps checks the directories listed and the files read, and sets
+// stale when one is not as it was.
+func (sn *snapshot) checkDeps(stale *atomic.Bool) {
+	nd, nc := len(sn.dirs), len(sn.content)
+	parallel((nd+nc+snapChunk-1)/snapChunk, stale, func(k int) bool {
+		for i := k * snapChunk; i < min((k+1)*snapChunk, nd+nc); i++ {
+			if !sn.check(i, nd) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// takeFiles checks that each session file is the file it was and takes
+// its size and time, and sets stale when one is not.
+func (sn *snapshot) takeFiles(stale *atomic.Bool) {
+	// by directory: a directory of many is opened once and its files
+	// stat'ed relative to it (fstatat), which spares the kernel the walk
+	// of each long path
 	byDir := map[string][]*File{}
 	var lone []*File
 	for _, s := range sn.res.Sessions {
@@ -210,14 +277,13 @@ func (sn *snapshot) fresh() bool {
 		}
 	}
 	type job struct {
-		dir   string // "" : each file by its whole path
+		dir   string // "": each file by its whole path
 		files []*File
 	}
 	var jobs []job
-	const chunk = 256
 	add := func(dir string, fs []*File) {
 		for len(fs) > 0 {
-			n := min(len(fs), chunk)
+			n := min(len(fs), snapChunk)
 			jobs = append(jobs, job{dir, fs[:n]})
 			fs = fs[n:]
 		}
@@ -230,37 +296,7 @@ func (sn *snapshot) fresh() bool {
 		}
 	}
 	add("", lone)
-	nd, nc := len(sn.dirs), len(sn.content)
-	checks := (nd + nc + chunk - 1) / chunk // jobs of directories and files read
-	n := checks + len(jobs)
-	var next atomic.Int64
-	var stale atomic.Bool
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
-			for !stale.Load() {
-				k := int(next.Add(1)) - 1
-				if k >= n {
-					return
-				}
-				ok := true
-				if k < checks {
-					for i := k * chunk; i < min((k+1)*chunk, nd+nc) && ok; i++ {
-						ok = sn.check(i, nd)
-					}
-				} else {
-					j := jobs[k-checks]
-					ok = takeFiles(j.dir, j.files)
-				}
-				if !ok {
-					stale.Store(true)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return !stale.Load()
+	parallel(len(jobs), stale, func(k int) bool { return takeFiles(jobs[k].dir, jobs[k].files) })
 }
 
 // takeFiles checks that each of files (all in dir; "": anywhere) is the
@@ -530,9 +566,10 @@ func (d *snapDecoder) time() time.Time {
 	return time.Unix(sec, int64(nsec-1))
 }
 
-// readSnapshot decodes a snapshot; any damage is an error.
-func readSnapshot(r io.Reader) (*snapshot, error) {
-	d := &snapDecoder{r: bufio.NewReaderSize(r, 64<<10)}
+var errStale = errors.New("session: discovery snapshot out of date")
+
+// readSnapshotDeps decodes the head of a snapshot: what it depends on.
+func readSnapshotDeps(d *snapDecoder) (*snapshot, error) {
 	if string(d.bytes(nil)) != snapshotMagic {
 		return nil, errSnapshot
 	}
@@ -543,6 +580,12 @@ func readSnapshot(r io.Reader) (*snapshot, error) {
 			*l = append(*l, recorded{d.path(), d.id()})
 		}
 	}
+	return sn, d.err
+}
+
+// readSnapshotSessions decodes the rest of a snapshot, and stops when
+// stale is set; any damage is an error.
+func readSnapshotSessions(d *snapDecoder, sn *snapshot, stale *atomic.Bool) error {
 	n := d.count()
 	for i := 0; i < n && d.err == nil; i++ {
 		s := &Session{Agent: Agent(d.interned()), Main: d.path()}
@@ -551,7 +594,7 @@ func readSnapshot(r io.Reader) (*snapshot, error) {
 		s.Project, s.Root = d.interned(), d.interned()
 		nf := d.count()
 		if nf > 1<<20 {
-			return nil, errSnapshot
+			return errSnapshot
 		}
 		s.Files = make([]File, 0, nf)
 		for j := 0; j < nf && d.err == nil; j++ {
@@ -563,17 +606,20 @@ func readSnapshot(r io.Reader) (*snapshot, error) {
 			s.Files = append(s.Files, f)
 		}
 		sn.res.Sessions = append(sn.res.Sessions, s)
+		if i%1024 == 0 && stale.Load() {
+			return errStale
+		}
 	}
 	n = d.count()
 	for i := 0; i < n && d.err == nil; i++ {
 		sn.res.Unrecognized = append(sn.res.Unrecognized, d.path())
 	}
 	if d.err != nil {
-		return nil, d.err
+		return d.err
 	}
 	// the end: nothing after it, and the cache's checksum holds
 	if _, err := d.r.ReadByte(); err != io.EOF {
-		return nil, errSnapshot
+		return errSnapshot
 	}
-	return sn, nil
+	return nil
 }
