@@ -191,8 +191,12 @@ func boundMemory(ss []*session.Session) func() {
 	}
 	longest = min(longest, jsonl.DefaultMaxLineSize)
 	// the requests held are bounded (usage.MemoryBudget): past about
-	// 400 MB of files the ledger spills to disk
-	old := debug.SetMemoryLimit(40<<20 + 2*longest + min(total/16, 24<<20))
+	// 400 MB of files the ledger spills to disk. Each session's result is
+	// held to the end (about 1 KiB of it and its discovery): without room
+	// for them, over 100,000 sessions the heap stayed above the limit and
+	// the collector ran without a pause, 7.5 s of a 17.6 s run's CPU time
+	// (16.9 s wall, 216 MB peak; with this, 13.5 s and 218 MB)
+	old := debug.SetMemoryLimit(40<<20 + 2*longest + min(total/16, 24<<20) + 1<<10*int64(len(ss)))
 	return func() { debug.SetMemoryLimit(old) }
 }
 
