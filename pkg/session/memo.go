@@ -80,7 +80,7 @@ func LoadMemo(c SnapshotCache, name string, roots []Root) *Memo {
 		e.off = uint32(len(arena))
 		arena = d.bytes(arena)
 		e.n = uint32(len(arena)) - e.off
-		if len(arena) > 1<<31 {
+		if uint64(len(arena)) > 1<<31 {
 			return m
 		}
 		ents = append(ents, e)

@@ -18,15 +18,7 @@ import (
 func TestDiscoverPrefetchChangesNothing(t *testing.T) {
 	root := t.TempDir()
 	proj := filepath.Join(root, "projects", "-home-u-p")
-	write := func(p, s string) {
-		t.Helper()
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(p, s string) { t.Helper(); writeFile(t, p, s) }
 	for i := range 150 {
 		id := fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i)
 		line := fmt.Sprintf(`{"type":"user","sessionId":"%s","cwd":"/home/u/p","message":{"role":"user","content":"hi %d"},"uuid":"u%d","timestamp":"2026-11-01T10:00:00Z"}`+"\n", id, i, i)

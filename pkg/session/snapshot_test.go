@@ -51,15 +51,7 @@ func TestDiscoverCachedSameAsDiscover(t *testing.T) {
 	claude := filepath.Join(root, "claude")
 	proj := filepath.Join(claude, "projects", "-home-u-p")
 	kimi := filepath.Join(root, "kimi")
-	write := func(p, s string) {
-		t.Helper()
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(p, s string) { t.Helper(); writeFile(t, p, s) }
 	appendTo := func(p, s string) {
 		t.Helper()
 		f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
@@ -178,5 +170,16 @@ func TestDiscoverCachedSettles(t *testing.T) {
 	}
 	if c.saves != 0 {
 		t.Fatal("a snapshot of a store changed just now was stored")
+	}
+}
+
+// writeFile writes s to p, making its directories.
+func writeFile(t *testing.T, p, s string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
