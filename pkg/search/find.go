@@ -251,6 +251,7 @@ const (
 	longS  = "\u017f" // ſ, folds to s and S
 )
 
+// kelvinEsc and longSEsc find their escapes, hex digits in either case.
 var (
 	kelvinEsc = newFoldFinder([]byte(`\u212a`))
 	longSEsc  = newFoldFinder([]byte(`\u017f`))
@@ -267,6 +268,33 @@ func oddText(s string) bool {
 // oddRaw reports whether raw JSON may hold U+212A or U+017F: as UTF-8, or
 // escaped.
 func oddRaw(b []byte) bool {
-	return bytes.Contains(b, []byte(kelvin)) || bytes.Contains(b, []byte(longS)) ||
-		in(kelvinEsc, b) || in(longSEsc, b)
+	return bytes.Contains(b, []byte(kelvin)) || bytes.Contains(b, []byte(longS)) || oddEsc(b)
+}
+
+// oddEsc reports whether b holds \u212a or \u017f, hex digits in either
+// case. Both escapes have a 1 at [3]: one scan for it looks for both (two
+// finders took 1.7 times as long on the generated Claude store).
+func oddEsc(b []byte) bool {
+	fails := 0
+	for i := 3; i < len(b); {
+		j := bytes.IndexByte(b[i:], '1')
+		if j < 0 {
+			return false
+		}
+		i += j
+		s := i - 3
+		if s+6 > len(b) {
+			return false
+		}
+		if h := b[s : s+6]; h[0] == '\\' && h[1] == 'u' &&
+			(h[2] == '2' && h[4] == '2' && h[5]|0x20 == 'a' || h[2] == '0' && h[4] == '7' && h[5]|0x20 == 'f') {
+			return true
+		}
+		i++
+		// a text full of 1s: the finders, which do not slow down on them
+		if fails++; fails > 16+i/8 {
+			return in(kelvinEsc, b[s+1:]) || in(longSEsc, b[s+1:])
+		}
+	}
+	return false
 }

@@ -203,9 +203,9 @@ func ensureASCII(s string, upper bool) []byte {
 
 // rawMaySameAsRegexp: whenever (?i)pattern matches a text, the raw scan
 // says that its JSON (as UTF-8, or escaped as ensure_ascii does) may hold
-// a match, both in mayMatch (across the boundary of its reads) and
-// lineMay.
-func rawMaySameAsRegexp(t *testing.T, pattern, text string) {
+// a match, both in lineMay and mayMatch (with boundaries, the line across
+// the end of its first read: a megabyte a line).
+func rawMaySameAsRegexp(t *testing.T, pattern, text string, boundaries bool) {
 	t.Helper()
 	m, err := Compile(Options{Pattern: pattern, IgnoreCase: true})
 	if err != nil || m.lit == nil {
@@ -224,11 +224,15 @@ func rawMaySameAsRegexp(t *testing.T, pattern, text string) {
 		if !m.lineMay(line) {
 			t.Fatalf("-i %q matches %q, lineMay(%q) is false", pattern, text, line)
 		}
-		// the line across the end of mayMatch's first read
-		for _, cut := range []int{0, len(line) / 2, len(line) - 1} {
-			data := append(bytes.Repeat([]byte{'.'}, scanBuf-cut), line...)
+		pads := []int{0}
+		if boundaries {
+			// the line across the end of mayMatch's first read
+			pads = []int{scanBuf, scanBuf - len(line)/2, scanBuf - len(line) + 1}
+		}
+		for _, pad := range pads {
+			data := append(bytes.Repeat([]byte{'.'}, pad), line...)
 			if ok, err := m.mayMatch(context.Background(), bytes.NewReader(data)); !ok || err != nil {
-				t.Fatalf("-i %q matches %q, mayMatch of %q at %d is %v (%v)", pattern, text, line, scanBuf-cut, ok, err)
+				t.Fatalf("-i %q matches %q, mayMatch of %q at %d is %v (%v)", pattern, text, line, pad, ok, err)
 			}
 		}
 	}
@@ -246,7 +250,7 @@ func TestFoldRaw(t *testing.T) {
 		{"rebase commit", "REBASE COMMIT"},
 		{"x", "X"},
 	} {
-		rawMaySameAsRegexp(t, c.pattern, c.text)
+		rawMaySameAsRegexp(t, c.pattern, c.text, true)
 	}
 	m, _ := Compile(Options{Pattern: "rebase", IgnoreCase: true})
 	for _, line := range []string{`{"text":"nothing here"}`, `{"text":"REBAS"}`, `{"text":"\u212b \u017e"}`} {
@@ -263,6 +267,28 @@ func TestFoldRaw(t *testing.T) {
 	m, _ = Compile(Options{Pattern: "abc", IgnoreCase: true}) // no k or s
 	if m.lineMay([]byte(`"\u212a\u017f` + "\u212a\u017f" + `"`)) {
 		t.Error("lineMay of a pattern without k or s kept U+212A")
+	}
+}
+
+// TestOddEsc: the escapes of U+212A and U+017F, hex digits in either
+// case, anywhere, also after many 1s (where the scan for the 1 they share
+// gives way to the finders).
+func TestOddEsc(t *testing.T) {
+	ones := strings.Repeat("1", 5000)
+	for _, c := range []struct {
+		s    string
+		want bool
+	}{
+		{`\u212a`, true}, {`\u212A`, true}, {`\u017f`, true}, {`\u017F`, true},
+		{`x\u212ay`, true}, {`"te\u017Ft"`, true},
+		{`\u2129`, false}, {`\u017e`, false}, {`\u212`, false}, {`\u01`, false}, {`u212a`, false}, {`\\u2b2a`, false},
+		{`\u0130\u0131`, false}, {"\u212b\u1212", false},
+		{ones + `\u212a`, true}, {ones + `\u017F` + ones, true}, {ones + `\u212b` + ones, false},
+		{strings.Repeat(`\u1111`, 1000) + `\u017f`, true}, {strings.Repeat(`\u1111`, 1000), false},
+	} {
+		if got := oddEsc([]byte(c.s)); got != c.want {
+			t.Errorf("oddEsc(%.40q…) = %v", c.s, got)
+		}
 	}
 }
 
@@ -288,6 +314,6 @@ func FuzzFoldMatch(f *testing.F) {
 			return
 		}
 		sameAsRegexp(t, pattern, text)
-		rawMaySameAsRegexp(t, pattern, text)
+		rawMaySameAsRegexp(t, pattern, text, false)
 	})
 }
