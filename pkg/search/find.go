@@ -257,9 +257,6 @@ var (
 	longSEsc  = newFoldFinder([]byte(`\u017f`))
 )
 
-// oddLen is the longest of the forms oddRaw looks for.
-const oddLen = len(`\u212a`)
-
 // oddText reports whether a decoded text holds U+212A or U+017F.
 func oddText(s string) bool {
 	return strings.Contains(s, kelvin) || strings.Contains(s, longS)

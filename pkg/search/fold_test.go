@@ -247,19 +247,37 @@ func TestFoldRaw(t *testing.T) {
 		{"KELVIN", "\u212aELVIN"},
 		{"test", "te\u017ft"},
 		{"ask", "a\u017f\u212a"},
+		{"sk", "\u017f\u212a"},
+		{"kiss", "\u212ai\u017fs"},
+		{"a kelvin sss", "A \u212aELVIN \u017f\u017f\u017f"}, // the longest escaped
 		{"rebase commit", "REBASE COMMIT"},
 		{"x", "X"},
 	} {
 		rawMaySameAsRegexp(t, c.pattern, c.text, true)
 	}
 	m, _ := Compile(Options{Pattern: "rebase", IgnoreCase: true})
-	for _, line := range []string{`{"text":"nothing here"}`, `{"text":"REBAS"}`, `{"text":"\u212b \u017e"}`} {
+	if m.segF == nil || string(m.segF.lit) != "reba" || m.span != 11 {
+		t.Fatalf("segF %+v, span %d", m.segF, m.span)
+	}
+	// without "reba", no match: U+212A and U+017F alone are skipped
+	for _, line := range []string{`{"text":"nothing here"}`, `{"text":"REBAS"}`, `{"text":"\u212b \u017e"}`,
+		`{"text":"\u212a"}`, `{"text":"\u017F"}`, `{"text":"` + kelvin + `"}`, `"` + longS + `e"`} {
 		if m.lineMay([]byte(line)) {
 			t.Errorf("lineMay(%q)", line)
 		}
 	}
-	// U+212A or U+017F, raw or escaped, may be a match: kept
-	for _, line := range []string{`{"text":"ReBaSe"}`, `{"text":"\u212a"}`, `{"text":"\u017F"}`, `{"text":"` + kelvin + `"}`, `"` + longS + `"`} {
+	// with it, U+017F, raw or escaped, may be a match: kept
+	for _, line := range []string{`{"text":"ReBaSe"}`, `{"text":"Reba\u017fe"}`, `{"text":"REBA\u017FE"}`, `"reba` + longS + `e"`} {
+		if !m.lineMay([]byte(line)) {
+			t.Errorf("lineMay(%q) is false", line)
+		}
+	}
+	// a pattern of k and s only: any U+212A or U+017F is kept
+	m, _ = Compile(Options{Pattern: "SK", IgnoreCase: true})
+	if m.segF != nil || m.span != 12 {
+		t.Fatalf("segF %+v, span %d", m.segF, m.span)
+	}
+	for _, line := range []string{`"\u017f\u212a"`, `"` + longS + `"`, `"` + kelvin + `"`, `"\u212A"`} {
 		if !m.lineMay([]byte(line)) {
 			t.Errorf("lineMay(%q) is false", line)
 		}

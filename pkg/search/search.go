@@ -13,6 +13,7 @@
 package search
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -82,7 +83,16 @@ type Matcher struct {
 	// foldF finds an ASCII literal with -i, in the raw bytes (when lit is
 	// set) and in the items' text; nil otherwise
 	foldF *foldFinder
-	ctx   int
+	// segF finds the longest part of a -i literal with a k or an s that
+	// has neither: whatever character matches the k or the s (U+212A,
+	// U+017F, raw or escaped), a raw match holds that part as it is, so
+	// the bytes without it are skipped by one scan. Nil when there is
+	// no such part.
+	segF *foldFinder
+	// span is the longest a raw match can be: the k and s escaped as
+	// \u212a and \u017f
+	span int
+	ctx  int
 	// decodeAll has the home decode every line, not only those holding
 	// the pattern (tests hold the two ways to the same hits)
 	decodeAll bool
@@ -110,6 +120,19 @@ func Compile(opt Options) (*Matcher, error) {
 	}
 	if !opt.Regexp && opt.IgnoreCase && ascii(opt.Pattern) {
 		m.foldF = newFoldFinder([]byte(opt.Pattern))
+		m.span = len(opt.Pattern)
+		if m.foldF.odd {
+			var seg []byte
+			for _, part := range bytes.FieldsFunc(m.foldF.lit, func(r rune) bool { return r == 'k' || r == 's' }) {
+				if len(part) > len(seg) {
+					seg = part
+				}
+			}
+			if seg != nil {
+				m.segF = newFoldFinder(seg)
+			}
+			m.span += (len(`\u212a`) - 1) * (bytes.Count(m.foldF.lit, []byte("k")) + bytes.Count(m.foldF.lit, []byte("s")))
+		}
 	}
 	if !opt.Regexp && rawSafe(opt.Pattern) && (!opt.IgnoreCase || ascii(opt.Pattern)) {
 		m.lit = []byte(opt.Pattern)
@@ -188,7 +211,9 @@ const scanBuf = 1 << 20
 func (m *Matcher) mayMatch(ctx context.Context, r io.Reader) (bool, error) {
 	keep := max(len(m.lit), len(m.esc)) - 1
 	if m.foldF != nil && m.foldF.odd {
-		keep = max(keep, oddLen-1)
+		// a match with U+212A or U+017F whole in one read, its part
+		// without k and s with it
+		keep = max(keep, m.span-1)
 	}
 	bp := scanBufs.Get().(*[]byte)
 	if cap(*bp) < scanBuf+keep {
@@ -229,8 +254,14 @@ func (m *Matcher) lineMay(raw []byte) bool { return m.rawMay(raw) }
 // literal, or its ensure_ascii form; with -i, ASCII case folded, or a
 // character other than ASCII that folds to a letter of the pattern.
 func (m *Matcher) rawMay(b []byte) bool {
-	if m.foldF != nil {
-		return in(m.foldF, b) || m.foldF.odd && oddRaw(b)
+	if f := m.foldF; f != nil {
+		if !f.odd {
+			return in(f, b)
+		}
+		if m.segF != nil && !in(m.segF, b) {
+			return false
+		}
+		return in(f, b) || oddRaw(b)
 	}
 	return m.litF.in(b) || m.escF != nil && m.escF.in(b)
 }
