@@ -71,8 +71,8 @@ type Hit struct {
 // Matcher is a compiled pattern.
 type Matcher struct {
 	re *regexp.Regexp
-	// lit is the pattern to look for in raw bytes (lowercased when fold),
-	// nil when raw bytes cannot be searched
+	// lit is the pattern to look for in raw bytes, nil when raw bytes
+	// cannot be searched
 	lit []byte
 	// esc is lit as a writer with ensure_ascii writes it (Kimi CLI's
 	// Python: \uXXXX, lowercase hex, surrogate pairs), nil for an ASCII
@@ -80,8 +80,19 @@ type Matcher struct {
 	esc []byte
 	// litF and escF find lit and esc
 	litF, escF *finder
-	fold       bool
-	ctx        int
+	// foldF finds an ASCII literal with -i, in the raw bytes (when lit is
+	// set) and in the items' text; nil otherwise
+	foldF *foldFinder
+	// segF finds the longest part of a -i literal with a k or an s that
+	// has neither: whatever character matches the k or the s (U+212A,
+	// U+017F, raw or escaped), a raw match holds that part as it is, so
+	// the bytes without it are skipped by one scan. Nil when there is
+	// no such part.
+	segF *foldFinder
+	// span is the longest a raw match can be: the k and s escaped as
+	// \u212a and \u017f
+	span int
+	ctx  int
 	// decodeAll has the home decode every line, not only those holding
 	// the pattern (tests hold the two ways to the same hits)
 	decodeAll bool
@@ -107,12 +118,27 @@ func Compile(opt Options) (*Matcher, error) {
 	if m.ctx <= 0 {
 		m.ctx = SnippetContext
 	}
+	if !opt.Regexp && opt.IgnoreCase && ascii(opt.Pattern) {
+		m.foldF = newFoldFinder([]byte(opt.Pattern))
+		m.span = len(opt.Pattern)
+		if m.foldF.odd {
+			var seg []byte
+			for _, part := range bytes.FieldsFunc(m.foldF.lit, func(r rune) bool { return r == 'k' || r == 's' }) {
+				if len(part) > len(seg) {
+					seg = part
+				}
+			}
+			if seg != nil {
+				m.segF = newFoldFinder(seg)
+			}
+			m.span += (len(`\u212a`) - 1) * (bytes.Count(m.foldF.lit, []byte("k")) + bytes.Count(m.foldF.lit, []byte("s")))
+		}
+	}
 	if !opt.Regexp && rawSafe(opt.Pattern) && (!opt.IgnoreCase || ascii(opt.Pattern)) {
 		m.lit = []byte(opt.Pattern)
-		if opt.IgnoreCase {
-			m.lit, m.fold = bytes.ToLower(m.lit), true
+		if !opt.IgnoreCase {
+			m.litF = newFinder(m.lit)
 		}
-		m.litF = newFinder(m.lit)
 		if !ascii(opt.Pattern) {
 			m.esc = asciiEscaped(opt.Pattern)
 			m.escF = newFinder(m.esc)
@@ -184,6 +210,11 @@ const scanBuf = 1 << 20
 
 func (m *Matcher) mayMatch(ctx context.Context, r io.Reader) (bool, error) {
 	keep := max(len(m.lit), len(m.esc)) - 1
+	if m.foldF != nil && m.foldF.odd {
+		// a match with U+212A or U+017F whole in one read, its part
+		// without k and s with it
+		keep = max(keep, m.span-1)
+	}
 	bp := scanBufs.Get().(*[]byte)
 	if cap(*bp) < scanBuf+keep {
 		*bp = make([]byte, scanBuf+keep)
@@ -199,10 +230,7 @@ func (m *Matcher) mayMatch(ctx context.Context, r io.Reader) (bool, error) {
 		}
 		k, err := io.ReadFull(r, buf[have:])
 		chunk := buf[:have+k]
-		if m.fold {
-			lowerASCII(chunk[have:])
-		}
-		if m.litF.in(chunk) || m.escF != nil && m.escF.in(chunk) {
+		if m.rawMay(chunk) {
 			return true, nil
 		}
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
@@ -220,39 +248,32 @@ func (m *Matcher) mayMatch(ctx context.Context, r io.Reader) (bool, error) {
 // lineMay reports whether one raw line may hold a match (the scan of
 // mayMatch, line by line: an item whose line does not hold the pattern's
 // bytes cannot match).
-func (m *Matcher) lineMay(raw []byte) bool {
-	if !m.fold {
-		return m.litF.in(raw) || m.escF != nil && m.escF.in(raw)
-	}
-	bp := lowerBufs.Get().(*[]byte)
-	b := append((*bp)[:0], raw...)
-	lowerASCII(b)
-	ok := m.litF.in(b)
-	if cap(b) <= scanBuf {
-		*bp = b
-		lowerBufs.Put(bp)
-	}
-	return ok
-}
+func (m *Matcher) lineMay(raw []byte) bool { return m.rawMay(raw) }
 
-var lowerBufs = sync.Pool{New: func() any { return new([]byte) }}
+// rawMay reports whether raw bytes may hold a match: they hold the
+// literal, or its ensure_ascii form; with -i, ASCII case folded, or a
+// character other than ASCII that folds to a letter of the pattern.
+func (m *Matcher) rawMay(b []byte) bool {
+	if f := m.foldF; f != nil {
+		if !f.odd {
+			return in(f, b)
+		}
+		if m.segF != nil && !in(m.segF, b) {
+			return false
+		}
+		return in(f, b) || oddRaw(b)
+	}
+	return m.litF.in(b) || m.escF != nil && m.escF.in(b)
+}
 
 // scanBufs keeps mayMatch's buffers for the next files (one per core at a
 // time): a fresh one per file was a megabyte to allocate and clear.
 var scanBufs = sync.Pool{New: func() any { return new([]byte) }}
 
-func lowerASCII(b []byte) {
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-}
-
 // Match looks for the pattern in an item's text and makes the hit's
 // snippet; ok is false when it does not occur.
 func (m *Matcher) Match(text string) (h Hit, ok bool) {
-	locs := m.re.FindAllStringIndex(text, -1)
+	locs := m.findAll(text)
 	if len(locs) == 0 {
 		return h, false
 	}
@@ -283,6 +304,26 @@ func (m *Matcher) Match(text string) (h Hit, ok bool) {
 	h.Snippet, h.MatchStart, h.MatchEnd = string(b), s-from, e-from
 	h.Before, h.After = from > 0, to < len(text)
 	return h, true
+}
+
+// findAll is m.re.FindAllStringIndex(text, -1). With -i and an ASCII
+// literal it is found by foldFinder, unless the pattern has a k or an s
+// and the text holds U+212A or U+017F: the regular expression decides
+// then.
+func (m *Matcher) findAll(text string) [][]int {
+	f := m.foldF
+	if f == nil || f.odd && oddText(text) {
+		return m.re.FindAllStringIndex(text, -1)
+	}
+	var locs [][]int
+	for i := 0; ; {
+		j := index(f, text, i)
+		if j < 0 {
+			return locs
+		}
+		i = j + len(f.lit)
+		locs = append(locs, []int{j, i})
+	}
 }
 
 func backRunes(s string, i, n int) int {
