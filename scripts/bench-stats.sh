@@ -289,9 +289,11 @@ if [ "$LS_FILES" != 0 ]; then
 	read -r t m c < <(measure ls-warm-json "$WORK/sessctl" ls --root "$store" --json)
 	best_j_m=$m
 	cmp -s "$WORK/ls-first.out" "$WORK/ls-warm-json.out" || die "ls --json through the index differs from the run that built it"
-	# the table shows ages ("3d"): cold and warm runs a few seconds apart
-	# show the same ones but at the turn of a minute or an hour
-	cmp -s "$WORK/ls-cold.out" "$WORK/ls-warm.out" || die "ls through the index differs from ls --no-index"
+	# the table shows ages ("8h ago"), which a generated store's files
+	# cross all the time in its first days: compared without them
+	ages='s/([0-9]+[mhd] ago|just now)/AGE/g'
+	cmp -s <(sed -E "$ages" "$WORK/ls-cold.out") <(sed -E "$ages" "$WORK/ls-warm.out") ||
+		die "ls through the index differs from ls --no-index"
 	echo
 	echo "ls store: $store ($LS_FILES sessions, $(find "$store" -name '*.jsonl' | wc -l) transcripts), best of ${LS_RUNS:-2}"
 	echo "sessctl ls, cold (--no-index): ${best_c_t}s, peak RSS $((best_c_m / 1024)) MB (worst run)"

@@ -248,12 +248,16 @@ func summarizedBytes(s *session.Session) int64 {
 // reference to it frees it as the reading goes.
 func summarizeEach[T any](ctx context.Context, ss []*session.Session, pr *progress, read func(*session.Session) T, fn func(*T) bool) {
 	workers := runtime.GOMAXPROCS(0)
-	ahead := 16 * workers // rows read ahead of the one fn waits for
+	// sessions go to the workers in batches, of 1 at first and twice as
+	// many each time up to maxBatch: a row from the memo takes a couple of
+	// microseconds, less than handing it over on its own, and a --limit
+	// of a few rows still reads only a few sessions ahead
+	const maxBatch = 64
 	type slot struct {
-		row  T
+		rows []T
 		done chan struct{}
 	}
-	slots := make(chan *slot, ahead)
+	slots := make(chan *slot, 4*workers) // batches read ahead of the one fn waits for
 	work := make(chan func())
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -267,22 +271,27 @@ func summarizeEach[T any](ctx context.Context, ss []*session.Session, pr *progre
 	go func() {
 		defer close(slots)
 		defer close(work)
-		for i := range ss {
+		size := 1
+		for i := 0; i < len(ss); {
 			if ctx.Err() != nil {
 				return // Ctrl-C: the caller returns the context's error
 			}
-			sl := &slot{done: make(chan struct{})}
+			batch := ss[i : i+min(size, len(ss)-i)]
+			i += len(batch)
+			size = min(2*size, maxBatch)
+			sl := &slot{rows: make([]T, len(batch)), done: make(chan struct{})}
 			select {
 			case slots <- sl:
 			case <-stop:
 				return
 			}
-			s := ss[i]
-			ss[i] = nil
 			select {
 			case work <- func() {
-				sl.row = read(s)
-				pr.add(summarizedBytes(s))
+				for j, s := range batch {
+					sl.rows[j] = read(s)
+					pr.add(summarizedBytes(s))
+					batch[j] = nil
+				}
 				close(sl.done)
 			}:
 			case <-stop:
@@ -299,9 +308,11 @@ func summarizeEach[T any](ctx context.Context, ss []*session.Session, pr *progre
 		case <-sl.done:
 		case <-stop:
 		}
-		if !fn(&sl.row) {
-			going = false
-			close(stop)
+		for j := range sl.rows {
+			if going && !fn(&sl.rows[j]) {
+				going = false
+				close(stop)
+			}
 		}
 	}
 	wg.Wait()
