@@ -151,7 +151,7 @@ func TestFoldMatchRandom(t *testing.T) {
 		{"e", "b", "B", "\xe2", "\x84", "\xaa", "\xc5", "\xbf", "é"},
 		{"q", "Q", "z", "[", "{", "@", "`", "\xff"},
 	} {
-		for range 5000 {
+		for range 2000 { // under -race in make test: 3 s; FuzzFoldMatch goes further
 			var b strings.Builder
 			for range rng.IntN(120) {
 				b.WriteString(alpha[rng.IntN(len(alpha))])
