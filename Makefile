@@ -44,13 +44,15 @@ man:
 test: lint unit
 
 # the tests that move hundreds of MB or decode the whole test corpus twice
-# under -race (build tag heavy: cmd/sessctl/{bigline,memory,revert_reads,sigint,spill}_test.go,
-# pkg/session/decode_diff_heavy_test.go), kept out of `make test` so that
+# under -race, or take 10 s or more under it (build tag heavy:
+# cmd/sessctl/{bigline,memory,revert_reads,sigint,spill}_test.go,
+# pkg/session/{decode_diff,parallel}_heavy_test.go, pkg/stats/bigline_heavy_test.go,
+# pkg/usage/calendar_heavy_test.go, pkg/tokens/corpus_heavy_test.go), kept out of `make test` so that
 # it stays under ten minutes on 2 cores with cold caches; .ci/run runs
 # them, and fuzz-brief, right after it. A new heavy test goes in a file
 # with the tag and in this list.
-HEAVY_TESTS := TestCheckOneHundredMiBLine|TestPeakMemoryOnHugeLines|TestRevertReadsTheFileTwice|TestDecodeMatchesEncodingJSON|TestSIGINTStopsEveryCommand|TestSpillSameOutput
-HEAVY_PKGS  := ./cmd/sessctl/ ./pkg/session/
+HEAVY_TESTS := TestCheckOneHundredMiBLine|TestPeakMemoryOnHugeLines|TestRevertReadsTheFileTwice|TestDecodeMatchesEncodingJSON|TestSIGINTStopsEveryCommand|TestSpillSameOutput|TestParallelReadMatchesSerial|TestHugeLineAllocations|TestParseMillisCalendar|TestMatchesReferenceCorpus
+HEAVY_PKGS  := ./cmd/sessctl/ ./pkg/session/ ./pkg/stats/ ./pkg/usage/ ./pkg/tokens/
 test-heavy:
 	$(GO) vet -tags heavy $(HEAVY_PKGS)
 	@log=$$(mktemp); \
@@ -58,7 +60,7 @@ test-heavy:
 	grep -E '^(--- |ok|FAIL|panic)' $$log; \
 	if [ $$rc -ne 0 ]; then cat $$log; rm -f $$log; exit $$rc; fi; \
 	n=$$(grep -c -- '^--- PASS' $$log); rm -f $$log; \
-	if [ $$n -ne 6 ]; then echo "test-heavy: $$n of 6 tests passed (skipped ones count as not passed)"; exit 1; fi
+	if [ $$n -ne 10 ]; then echo "test-heavy: $$n of 10 tests passed (skipped ones count as not passed)"; exit 1; fi
 
 lint: fmt-check vet staticcheck
 

@@ -46,22 +46,6 @@ func TestMatchesReferenceExamples(t *testing.T) {
 	}
 }
 
-func TestMatchesReferenceCorpus(t *testing.T) {
-	size := 600 << 10
-	if testing.Short() {
-		size = 200 << 10
-	}
-	docs := corpus.Generate(7, size)
-	for _, enc := range encodings {
-		c, ref := counter(t, enc), reference(t, enc)
-		for _, d := range docs {
-			if !checkSame(t, c, ref, d) {
-				break
-			}
-		}
-	}
-}
-
 // TestMergeHeapMatchesScan runs both merge strategies on the same long
 // pieces.
 func TestMergeHeapMatchesScan(t *testing.T) {
