@@ -15,6 +15,7 @@ import (
 
 	"github.com/sessctl/sessctl/pkg/index"
 	"github.com/sessctl/sessctl/pkg/session"
+	"github.com/sessctl/sessctl/pkg/termtext"
 	"github.com/urfave/cli/v2"
 )
 
@@ -414,6 +415,11 @@ func decodeLsFixed(b string) (fx lsFixed, ok bool) {
 		vs[i], b = v, b[k:]
 	}
 	if len(b) != 0 || vs[0] > math.MaxUint16 || vs[1] > math.MaxUint16 {
+		return fx, false
+	}
+	// the cells were made safe (line) before they were kept; a memo file
+	// changed behind sessctl's back must not reach the terminal either
+	if !termtext.Safe(strs[2]) || !termtext.Safe(strs[3]) {
 		return fx, false
 	}
 	return lsFixed{project: strs[0], cwd: strs[1], projectCell: strs[2], title: strs[3],

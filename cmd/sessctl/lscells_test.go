@@ -48,3 +48,30 @@ func TestCellWidth(t *testing.T) {
 }
 
 func twwidthOf(c string) int { return twwidth.Width(c) }
+
+// A row kept between runs (session.Memo) decodes to what was kept, and
+// one whose cells would send a control character to the terminal (a memo
+// file changed behind sessctl's back) is not taken.
+func TestLsFixedRoundTripAndUnsafeCells(t *testing.T) {
+	fx := lsFixed{project: "p", cwd: "/home/u/p", projectCell: "/home/u/p", title: "fix the \\x1b parser…",
+		projectW: 9, titleW: 20, records: 12, corrupt: 3}
+	got, ok := decodeLsFixed(fx.encode())
+	if !ok || got != fx {
+		t.Fatalf("round trip: %+v %v, want %+v", got, ok, fx)
+	}
+	for _, bad := range []string{"\x1b[2J", "a\nb", "\u009b31m"} {
+		tampered := fx
+		tampered.title = bad
+		if _, ok := decodeLsFixed(tampered.encode()); ok {
+			t.Errorf("a title cell %q was taken", bad)
+		}
+		tampered = fx
+		tampered.projectCell = bad
+		if _, ok := decodeLsFixed(tampered.encode()); ok {
+			t.Errorf("a project cell %q was taken", bad)
+		}
+	}
+	if _, ok := decodeLsFixed(fx.encode()[:5]); ok {
+		t.Error("a value cut short was taken")
+	}
+}
