@@ -426,20 +426,10 @@ func decodeLsFixed(b string) (fx lsFixed, ok bool) {
 		projectW: uint16(vs[0]), titleW: uint16(vs[1]), records: int64(vs[2]), corrupt: int64(vs[3])}, true
 }
 
-// uvarint is binary.Uvarint of a string.
+// uvarint is binary.Uvarint of a string: the conversion of at most
+// MaxVarintLen64 bytes, which Uvarint does not keep, is made on the stack.
 func uvarint(s string) (uint64, int) {
-	var x uint64
-	for i := 0; i < len(s) && i < binary.MaxVarintLen64; i++ {
-		c := s[i]
-		if c < 0x80 {
-			if i == binary.MaxVarintLen64-1 && c > 1 {
-				return 0, -1
-			}
-			return x | uint64(c)<<(7*i), i + 1
-		}
-		x |= uint64(c&0x7f) << (7 * i)
-	}
-	return 0, 0
+	return binary.Uvarint([]byte(s[:min(len(s), binary.MaxVarintLen64)]))
 }
 
 // cells makes the row's cells of fx and what the session's discovery
