@@ -22,6 +22,7 @@ type grepOptions struct {
 	since   time.Time
 	json    bool
 	color   bool
+	index   bool // keep and use the files' layouts in the index (docs/index.md)
 }
 
 func grepCommand(env *appEnv) *cli.Command {
@@ -43,7 +44,7 @@ func grepCommand(env *appEnv) *cli.Command {
 			&cli.StringFlag{Name: "project", Usage: "only sessions whose project or working directory contains `TEXT`"},
 			&cli.StringFlag{Name: "since", Usage: "only sessions updated since `AGE|DATE` (7d, 12h, 2026-11-01)"},
 			&cli.IntFlag{Name: "context", Value: search.SnippetContext, Usage: "show `N` characters of text on each side of a match"},
-			agentFlag(), rootFlag(), jsonFlag(), noColorFlag(),
+			agentFlag(), rootFlag(), jsonFlag(), noColorFlag(), noIndexFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
@@ -55,7 +56,7 @@ func grepCommand(env *appEnv) *cli.Command {
 			opt := grepOptions{Options: search.Options{Pattern: c.Args().First(), Regexp: c.Bool("regexp"), IgnoreCase: c.Bool("ignore-case"),
 				All: c.Bool("all"), Context: c.Int("context")},
 				roots: c.StringSlice("root"), paths: c.Args().Tail(), project: c.String("project"), json: c.Bool("json"),
-				color: useColor(env.stdout, env, c.Bool("no-color"))}
+				color: useColor(env.stdout, env, c.Bool("no-color")), index: indexWanted(env, c)}
 			var err error
 			if opt.agent, err = agentOpt(c); err != nil {
 				return err
@@ -87,7 +88,12 @@ func runGrep(ctx context.Context, env *appEnv, opt grepOptions) error {
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
-	res := discoverScope(env, opt.roots, opt.paths)
+	ix := openIndex(env, opt.index)
+	defer closeIndex(ix)
+	if ix != nil {
+		m.WithLayouts(ix)
+	}
+	res := discoverIndexed(env, opt.roots, opt.paths, ix)
 	if err := discoveryProblems(env, res, len(res.Sessions) == 0 && len(res.Unrecognized) == 0); err != nil {
 		return err
 	}

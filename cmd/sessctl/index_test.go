@@ -21,6 +21,9 @@ var indexCommands = [][]string{
 	{"stats", "--all", "--json"},
 	{"stats", "--all", "--by", "day", "--tz", "UTC"},
 	{"stats", "--all", "--by", "model"},
+	// grep keeps the layouts of the Claude transcripts it searches
+	{"grep", "e", "--json"},
+	{"grep", "-i", "E"},
 }
 
 // indexStore copies the repository's test sessions (one of each agent,

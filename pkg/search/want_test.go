@@ -28,6 +28,7 @@ func TestWantedLinesSameHits(t *testing.T) {
 	ctx := context.Background()
 	res := session.DiscoverPaths(paths)
 	sessions, compared, partial := 0, 0, 0
+	lay := &memLayouts{m: map[string][]byte{}}
 	for _, s := range res.Sessions {
 		raw, err := os.ReadFile(s.Main)
 		if err != nil || len(raw) > 1<<20 {
@@ -52,6 +53,13 @@ func TestWantedLinesSameHits(t *testing.T) {
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("%s, %+v: decoding the lines with the pattern gave\n%+v\ndecoding all\n%+v", s.Main, opt, got, want)
 			}
+			// through the file's layout: made by the first search of
+			// it, kept for the next
+			for k := 0; k < 2; k++ {
+				if got := hitsWith(t, ctx, s, opt, false, lay); !reflect.DeepEqual(got, want) {
+					t.Errorf("%s, %+v: through the layout (search %d) gave\n%+v\ndecoding all\n%+v", s.Main, opt, k, got, want)
+				}
+			}
 			compared += len(want)
 			// the shortcut mattered: some live lines had no match
 			if n := bytes.Count(raw, []byte("\n")); len(want) > 0 && len(want) < n/2 {
@@ -62,15 +70,46 @@ func TestWantedLinesSameHits(t *testing.T) {
 	if sessions < 20 || compared < 100 || partial < 20 {
 		t.Fatalf("only %d sessions, %d hits compared, %d searches where few lines matched", sessions, compared, partial)
 	}
+	if lay.builds < 5 || lay.uses < 2*lay.builds {
+		t.Fatalf("layouts made %d times, used %d times: the searches did not go through them", lay.builds, lay.uses)
+	}
 	t.Logf("%d sessions, %d hits compared", sessions, compared)
 }
 
 func hits(t *testing.T, ctx context.Context, s *session.Session, opt Options, decodeAll bool) []Hit {
+	return hitsWith(t, ctx, s, opt, decodeAll, nil)
+}
+
+// memLayouts is a session.LayoutCache in memory that counts its use.
+type memLayouts struct {
+	m            map[string][]byte
+	builds, uses int
+}
+
+func (c *memLayouts) Layout(path, tag string, build func() ([]byte, error)) ([]byte, error) {
+	k := path + "\x00" + tag
+	if b, ok := c.m[k]; ok {
+		c.uses++
+		return b, nil
+	}
+	b, err := build()
+	if err != nil {
+		return nil, err
+	}
+	c.builds++
+	c.m[k] = b
+	return b, nil
+}
+
+func hitsWith(t *testing.T, ctx context.Context, s *session.Session, opt Options, decodeAll bool, lay session.LayoutCache) []Hit {
 	m, err := Compile(opt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	m.decodeAll = decodeAll
+	if lay != nil {
+		m.WithLayouts(lay)
+	}
 	var hs []Hit
 	err = m.Session(ctx, s, false, func(h *Hit) error {
 		hs = append(hs, *h)
@@ -197,5 +236,14 @@ func TestWantedLinesNames(t *testing.T) {
 	}
 	if got := hits(t, ctx, res.Sessions[0], opt, false); !reflect.DeepEqual(got, want) {
 		t.Errorf("decoding the lines with the pattern gave\n%+v\ndecoding all\n%+v", got, want)
+	}
+	lay := &memLayouts{m: map[string][]byte{}}
+	for k := 0; k < 2; k++ {
+		if got := hitsWith(t, ctx, res.Sessions[0], opt, false, lay); !reflect.DeepEqual(got, want) {
+			t.Errorf("through the layout (search %d) gave\n%+v\ndecoding all\n%+v", k, got, want)
+		}
+	}
+	if lay.builds != 1 || lay.uses != 1 {
+		t.Fatalf("layout made %d times, used %d times", lay.builds, lay.uses)
 	}
 }

@@ -806,6 +806,11 @@ func (h Home) History(ctx context.Context, path string, opt session.HistoryOptio
 	var hit func([]byte) bool
 	if wanting {
 		hit = opt.Want
+		if opt.Layouts != nil {
+			if done, err := h.historyByLayout(ctx, path, opt, fn); done {
+				return err
+			}
+		}
 	}
 	ix, err := buildIndex(ctx, path, hit)
 	if err != nil {
