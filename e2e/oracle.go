@@ -72,6 +72,15 @@ func SessctlBinary() (string, error) {
 	return b.path, b.err
 }
 
+// RemoveSessctlBinary removes what SessctlBinary built (TestMain calls
+// it once the tests are done, so that no run leaves its binary in the
+// temporary directory).
+func RemoveSessctlBinary() {
+	if b := &sessctlBuild; b.path != "" {
+		os.RemoveAll(filepath.Dir(b.path))
+	}
+}
+
 // SessctlRun runs the built sessctl with args; it returns stdout, and an
 // error that quotes stderr when the command fails.
 func (h *Harness) SessctlRun(args ...string) (string, error) {

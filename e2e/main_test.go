@@ -1,0 +1,12 @@
+package e2e
+
+import (
+	"os"
+	"testing"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	RemoveSessctlBinary()
+	os.Exit(code)
+}
