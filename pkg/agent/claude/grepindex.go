@@ -5,9 +5,9 @@ import (
 	"encoding/binary"
 	"io"
 	"math"
-	"os"
 	"slices"
 
+	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/session"
 )
 
@@ -149,6 +149,9 @@ func decodeLayout(b []byte) (es []layoutEntry, ok bool) {
 // historyByLayout is History with Want through the file's layout; done is
 // false when there is none to go by (History reads as without one).
 func (h Home) historyByLayout(ctx context.Context, path string, opt session.HistoryOptions, fn func(*session.Message) error) (done bool, err error) {
+	if jsonl.IsCompressedName(path) {
+		return false, nil // its offsets are not the file's
+	}
 	b, err := opt.Layouts.Layout(path, layoutTag, func() ([]byte, error) { return buildLayout(ctx, path) })
 	if err != nil {
 		return true, err
@@ -242,7 +245,7 @@ var layoutReadBuf = 1 << 20
 // file forward in large reads (the bytes between the lines are read too,
 // but not looked at). A line past the end of the file is not taken.
 func wantedLines(ctx context.Context, path string, es []layoutEntry, want func([]byte) bool) ([]bool, error) {
-	f, err := os.Open(path)
+	f, err := jsonl.OpenRaw(path) // a regular file only: never waits on a FIFO
 	if err != nil {
 		return nil, err
 	}
