@@ -22,7 +22,7 @@ type grepOptions struct {
 	since   time.Time
 	json    bool
 	color   bool
-	index   bool // keep and use the files' layouts in the index (docs/index.md)
+	index   bool // keep and use the files' live maps in the index (docs/index.md)
 }
 
 func grepCommand(env *appEnv) *cli.Command {
@@ -91,7 +91,7 @@ func runGrep(ctx context.Context, env *appEnv, opt grepOptions) error {
 	ix := openIndex(env, opt.index)
 	defer closeIndex(ix)
 	if ix != nil {
-		m.WithLayouts(ix)
+		m.WithLiveMaps(ix)
 	}
 	res := discoverIndexed(env, opt.roots, opt.paths, ix)
 	if err := discoveryProblems(env, res, len(res.Sessions) == 0 && len(res.Unrecognized) == 0); err != nil {

@@ -21,7 +21,7 @@ var indexCommands = [][]string{
 	{"stats", "--all", "--json"},
 	{"stats", "--all", "--by", "day", "--tz", "UTC"},
 	{"stats", "--all", "--by", "model"},
-	// grep keeps the layouts of the Claude transcripts it searches
+	// grep keeps the live maps of the Claude transcripts it searches
 	{"grep", "e", "--json"},
 	{"grep", "-i", "E"},
 }

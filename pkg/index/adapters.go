@@ -14,7 +14,7 @@ const (
 	kindSummary     Kind = 'S' // a session.FileSummary, continued when the file grows
 	kindFirstPrompt Kind = 'F' // the first user prompt of a rotation
 	kindUsage       Kind = 'U' // a usage.FileUsage
-	kindLayout      Kind = 'L' // a home's layout of a file (session.LayoutCache)
+	kindLiveMap     Kind = 'L' // a home's live map of a file (session.LiveMapCache)
 )
 
 // Summaries returns the source of per-file summaries for
@@ -152,11 +152,11 @@ func (ix *Index) ReadUsage(ctx context.Context, rd *usage.Reader, path string, a
 	return fu, nil
 }
 
-// Layout implements session.LayoutCache: the layout stored for the file at
+// LiveMap implements session.LiveMapCache: the live map stored for the file at
 // path under tag while the file is unchanged, else what build makes (not
-// continued when the file grows: a layout is of the whole file).
-func (ix *Index) Layout(path, tag string, build func() ([]byte, error)) ([]byte, error) {
-	return ix.Get(path, kindLayout, tag, func([]byte, int64) ([]byte, []byte, int64, error) {
+// continued when the file grows: a live map is of the whole file).
+func (ix *Index) LiveMap(path, tag string, build func() ([]byte, error)) ([]byte, error) {
+	return ix.Get(path, kindLiveMap, tag, func([]byte, int64) ([]byte, []byte, int64, error) {
 		v, err := build()
 		return v, nil, 0, err
 	})

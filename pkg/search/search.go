@@ -96,15 +96,15 @@ type Matcher struct {
 	// decodeAll has the home decode every line, not only those holding
 	// the pattern (tests hold the two ways to the same hits)
 	decodeAll bool
-	// layouts keeps the homes' layouts of the files searched (the
+	// liveMaps keeps the homes' live maps of the files searched (the
 	// index), nil when none does
-	layouts session.LayoutCache
+	liveMaps session.LiveMapCache
 }
 
-// WithLayouts has the search keep the homes' layouts of the files it
-// searches in c (session.HistoryOptions.Layouts: the index), so that a
+// WithLiveMaps has the search keep the homes' live maps of the files it
+// searches in c (session.HistoryOptions.LiveMaps: the index), so that a
 // later search reads only the lines that hold the pattern.
-func (m *Matcher) WithLayouts(c session.LayoutCache) { m.layouts = c }
+func (m *Matcher) WithLiveMaps(c session.LiveMapCache) { m.liveMaps = c }
 
 // Compile compiles the options' pattern.
 func Compile(opt Options) (*Matcher, error) {
@@ -376,7 +376,7 @@ func (m *Matcher) Session(ctx context.Context, s *session.Session, all bool, fn 
 	}
 	opt := show.Options{All: all}
 	if m.lit != nil && !m.decodeAll {
-		opt.Want, opt.Layouts = m.lineMay, m.layouts
+		opt.Want, opt.LiveMaps = m.lineMay, m.liveMaps
 	}
 	return show.Show(ctx, s, opt, func(it *show.Item) error {
 		h, ok := m.Match(it.Text)

@@ -28,7 +28,7 @@ func TestWantedLinesSameHits(t *testing.T) {
 	ctx := context.Background()
 	res := session.DiscoverPaths(paths)
 	sessions, compared, partial := 0, 0, 0
-	lay := &memLayouts{m: map[string][]byte{}}
+	lay := &memLiveMaps{m: map[string][]byte{}}
 	for _, s := range res.Sessions {
 		raw, err := os.ReadFile(s.Main)
 		if err != nil || len(raw) > 1<<20 {
@@ -53,11 +53,11 @@ func TestWantedLinesSameHits(t *testing.T) {
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("%s, %+v: decoding the lines with the pattern gave\n%+v\ndecoding all\n%+v", s.Main, opt, got, want)
 			}
-			// through the file's layout: made by the first search of
+			// through the file's live map: made by the first search of
 			// it, kept for the next
 			for k := 0; k < 2; k++ {
 				if got := hitsWith(t, ctx, s, opt, false, lay); !reflect.DeepEqual(got, want) {
-					t.Errorf("%s, %+v: through the layout (search %d) gave\n%+v\ndecoding all\n%+v", s.Main, opt, k, got, want)
+					t.Errorf("%s, %+v: through the live map (search %d) gave\n%+v\ndecoding all\n%+v", s.Main, opt, k, got, want)
 				}
 			}
 			compared += len(want)
@@ -71,7 +71,7 @@ func TestWantedLinesSameHits(t *testing.T) {
 		t.Fatalf("only %d sessions, %d hits compared, %d searches where few lines matched", sessions, compared, partial)
 	}
 	if lay.builds < 5 || lay.uses < 2*lay.builds {
-		t.Fatalf("layouts made %d times, used %d times: the searches did not go through them", lay.builds, lay.uses)
+		t.Fatalf("live maps made %d times, used %d times: the searches did not go through them", lay.builds, lay.uses)
 	}
 	t.Logf("%d sessions, %d hits compared", sessions, compared)
 }
@@ -80,13 +80,13 @@ func hits(t *testing.T, ctx context.Context, s *session.Session, opt Options, de
 	return hitsWith(t, ctx, s, opt, decodeAll, nil)
 }
 
-// memLayouts is a session.LayoutCache in memory that counts its use.
-type memLayouts struct {
+// memLiveMaps is a session.LiveMapCache in memory that counts its use.
+type memLiveMaps struct {
 	m            map[string][]byte
 	builds, uses int
 }
 
-func (c *memLayouts) Layout(path, tag string, build func() ([]byte, error)) ([]byte, error) {
+func (c *memLiveMaps) LiveMap(path, tag string, build func() ([]byte, error)) ([]byte, error) {
 	k := path + "\x00" + tag
 	if b, ok := c.m[k]; ok {
 		c.uses++
@@ -101,14 +101,14 @@ func (c *memLayouts) Layout(path, tag string, build func() ([]byte, error)) ([]b
 	return b, nil
 }
 
-func hitsWith(t *testing.T, ctx context.Context, s *session.Session, opt Options, decodeAll bool, lay session.LayoutCache) []Hit {
+func hitsWith(t *testing.T, ctx context.Context, s *session.Session, opt Options, decodeAll bool, lay session.LiveMapCache) []Hit {
 	m, err := Compile(opt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	m.decodeAll = decodeAll
 	if lay != nil {
-		m.WithLayouts(lay)
+		m.WithLiveMaps(lay)
 	}
 	var hs []Hit
 	err = m.Session(ctx, s, false, func(h *Hit) error {
@@ -237,13 +237,13 @@ func TestWantedLinesNames(t *testing.T) {
 	if got := hits(t, ctx, res.Sessions[0], opt, false); !reflect.DeepEqual(got, want) {
 		t.Errorf("decoding the lines with the pattern gave\n%+v\ndecoding all\n%+v", got, want)
 	}
-	lay := &memLayouts{m: map[string][]byte{}}
+	lay := &memLiveMaps{m: map[string][]byte{}}
 	for k := 0; k < 2; k++ {
 		if got := hitsWith(t, ctx, res.Sessions[0], opt, false, lay); !reflect.DeepEqual(got, want) {
-			t.Errorf("through the layout (search %d) gave\n%+v\ndecoding all\n%+v", k, got, want)
+			t.Errorf("through the live map (search %d) gave\n%+v\ndecoding all\n%+v", k, got, want)
 		}
 	}
 	if lay.builds != 1 || lay.uses != 1 {
-		t.Fatalf("layout made %d times, used %d times", lay.builds, lay.uses)
+		t.Fatalf("live map made %d times, used %d times", lay.builds, lay.uses)
 	}
 }

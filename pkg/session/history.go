@@ -104,19 +104,19 @@ type HistoryOptions struct {
 	// forgets the name once a result answered it). A home may
 	// ignore Want and give every message. It has no effect with All.
 	Want func(raw []byte) bool
-	// Layouts, when set with Want, keeps what a home's structure pass
+	// LiveMaps, when set with Want, keeps what a home's structure pass
 	// finds of a file (where its live messages are, their turns, which
 	// of them name each other's tool results) from one run to the next,
 	// so that a later History with Want reads only the lines Want takes
 	// and those it needs to name them. A home may ignore it.
-	Layouts LayoutCache
+	LiveMaps LiveMapCache
 }
 
-// LayoutCache keeps the layout of a file that a home encodes (pkg/index
+// LiveMapCache keeps the live map of a file that a home encodes (pkg/index
 // keeps them): what build returns is stored under the file and tag, and
 // given back while the file is unchanged.
-type LayoutCache interface {
-	Layout(path, tag string, build func() ([]byte, error)) ([]byte, error)
+type LiveMapCache interface {
+	LiveMap(path, tag string, build func() ([]byte, error)) ([]byte, error)
 }
 
 // Turn is a point a session can be reverted to: a user prompt (Claude

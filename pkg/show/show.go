@@ -57,9 +57,9 @@ type Options struct {
 	// Want lets the agent's home leave out live items of lines it
 	// rejects (session.HistoryOptions.Want); no effect with All.
 	Want func(raw []byte) bool
-	// Layouts keeps the homes' layouts of files for Want
-	// (session.HistoryOptions.Layouts).
-	Layouts session.LayoutCache
+	// LiveMaps keeps the homes' live maps of files for Want
+	// (session.HistoryOptions.LiveMaps).
+	LiveMaps session.LiveMapCache
 }
 
 // ErrUnsupported is returned for a session whose agent has no
@@ -116,7 +116,7 @@ func Show(ctx context.Context, s *session.Session, opt Options, fn func(*Item) e
 	}
 	hopt := session.HistoryOptions{All: opt.All}
 	if !opt.All {
-		hopt.Want, hopt.Layouts = opt.Want, opt.Layouts
+		hopt.Want, hopt.LiveMaps = opt.Want, opt.LiveMaps
 	}
 	return conv.History(ctx, s.Main, hopt, func(m *session.Message) error {
 		return emit(s.Main, m, m.State)

@@ -806,8 +806,8 @@ func (h Home) History(ctx context.Context, path string, opt session.HistoryOptio
 	var hit func([]byte) bool
 	if wanting {
 		hit = opt.Want
-		if opt.Layouts != nil {
-			if done, err := h.historyByLayout(ctx, path, opt, fn); done {
+		if opt.LiveMaps != nil {
+			if done, err := h.historyByLiveMap(ctx, path, opt, fn); done {
 				return err
 			}
 		}

@@ -12,11 +12,11 @@ import (
 	"github.com/sessctl/sessctl/pkg/session"
 )
 
-// TestLayoutRefusesFIFO: a layout kept for a path that now names a FIFO
+// TestLiveMapRefusesFIFO: a live map kept for a path that now names a FIFO
 // does not have the search open it and wait for a writer.
-func TestLayoutRefusesFIFO(t *testing.T) {
+func TestLiveMapRefusesFIFO(t *testing.T) {
 	src := "../../../testdata/sessions/claude/projects/-home-alice-src-web/5b0c1f4e-2d3a-4c5b-8e6f-7a8b9c0d1e2f.jsonl"
-	b, err := buildLayout(context.Background(), src)
+	b, err := buildLiveMap(context.Background(), src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,8 +26,8 @@ func TestLayoutRefusesFIFO(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := Home{}.historyByLayout(context.Background(), fifo,
-			session.HistoryOptions{Want: func([]byte) bool { return true }, Layouts: &oneLayout{b: b}},
+		_, err := Home{}.historyByLiveMap(context.Background(), fifo,
+			session.HistoryOptions{Want: func([]byte) bool { return true }, LiveMaps: &oneLiveMap{b: b}},
 			func(*session.Message) error { return nil })
 		done <- err
 	}()

@@ -1,0 +1,129 @@
+package claude
+
+import (
+	"context"
+	"slices"
+
+	"github.com/sessctl/sessctl/pkg/jsonl"
+	"github.com/sessctl/sessctl/pkg/session"
+)
+
+// The live map of a transcript (session.LiveMapEntry): its live messages
+// in send order, from the structure pass (buildIndex, walk, turns).
+// TestLiveMapSameHistory holds History through it to History without one.
+
+// liveMapTag names the encoding and the rules; another is built anew.
+const liveMapTag = "claude/livemap/1"
+
+// buildLiveMap reads the file's structure and encodes its live map; nil
+// when it gets none.
+func buildLiveMap(ctx context.Context, path string) ([]byte, error) {
+	ix, err := buildIndex(ctx, path, nil)
+	if err != nil {
+		return nil, err
+	}
+	c := ix.walk()
+	turns := ix.turns(c)
+	var live []int32
+	for _, i := range c.order {
+		if ix.nodes[i].message && c.live[i] {
+			live = append(live, i)
+		}
+	}
+	es := make([]session.LiveMapEntry, len(live))
+	for k, i := range live {
+		n := &ix.nodes[i]
+		es[k] = session.LiveMapEntry{Line: n.line, Off: n.off, Len: n.len, Turn: turns.at.At(n.off)}
+	}
+	holds := func(k int) []uint64 {
+		n := &ix.nodes[live[k]]
+		return append(n.calls[:len(n.calls):len(n.calls)], n.results...)
+	}
+	answers := func(k int) []uint64 { return ix.nodes[live[k]].results }
+	if !session.LiveMapPartners(es, holds, answers) {
+		return nil, nil
+	}
+	return session.EncodeLiveMap(liveMapTag, es), nil
+}
+
+// historyByLiveMap is History with Want through the file's live map; done is
+// false when there is none to go by (History reads as without one).
+func (h Home) historyByLiveMap(ctx context.Context, path string, opt session.HistoryOptions, fn func(*session.Message) error) (done bool, err error) {
+	if jsonl.IsCompressedName(path) {
+		return false, nil // its offsets are not the file's
+	}
+	b, err := opt.LiveMaps.LiveMap(path, liveMapTag, func() ([]byte, error) { return buildLiveMap(ctx, path) })
+	if err != nil {
+		return true, err
+	}
+	es, ok := session.DecodeLiveMap(liveMapTag, b)
+	if !ok {
+		return false, nil
+	}
+	wanted, err := session.LiveMapWanted(ctx, path, es, opt.Want)
+	if err != nil {
+		return true, err
+	}
+	// rank: a wanted message's place among the wanted, in send order
+	rank := make(map[int]int) // line -> rank
+	var at []session.LineAt
+	for k, e := range es {
+		if wanted[k] {
+			rank[e.Line] = len(rank)
+			at = append(at, session.LineAt{Num: e.Line, Offset: e.Off, Len: e.Len})
+		}
+	}
+	turnOf := make(map[int]int, len(at))
+	for k, e := range es {
+		if wanted[k] {
+			turnOf[e.Line] = e.Turn
+		}
+	}
+	slices.SortFunc(at, func(a, b session.LineAt) int { return int(a.Offset - b.Offset) })
+	// read in file order, given in send order: a message that comes
+	// before its place waits
+	held := map[int]session.Message{}
+	next := 0
+	err = session.ReadLinesAt(ctx, path, h, at, func(r *session.Record) error {
+		k, ok := rank[r.Line.Num]
+		if !ok {
+			return nil
+		}
+		m := message(r)
+		m.Turn, m.State = turnOf[r.Line.Num], session.Live
+		if k != next {
+			held[k] = cloneMessage(&m)
+			return nil
+		}
+		if err := fn(&m); err != nil {
+			return err
+		}
+		for next++; ; next++ {
+			hm, ok := held[next]
+			if !ok {
+				return nil
+			}
+			delete(held, next)
+			if err := fn(&hm); err != nil {
+				return err
+			}
+		}
+	})
+	if err != nil {
+		return true, err
+	}
+	// what is still held waited for a line that did not come (the file
+	// changed since its live map): given in send order all the same
+	rest := make([]int, 0, len(held))
+	for k := range held {
+		rest = append(rest, k)
+	}
+	slices.Sort(rest)
+	for _, k := range rest {
+		m := held[k]
+		if err := fn(&m); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
+}

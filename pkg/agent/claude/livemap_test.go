@@ -1,0 +1,89 @@
+package claude
+
+import (
+	"context"
+	"hash/fnv"
+	"reflect"
+	"testing"
+
+	"github.com/sessctl/sessctl/pkg/session"
+)
+
+// oneLiveMap is a session.LiveMapCache of one file that counts its builds.
+type oneLiveMap struct {
+	b      []byte
+	builds int
+}
+
+func (c *oneLiveMap) LiveMap(_, tag string, build func() ([]byte, error)) ([]byte, error) {
+	if tag != liveMapTag {
+		panic("tag " + tag)
+	}
+	if c.b == nil {
+		b, err := build()
+		if err != nil {
+			return nil, err
+		}
+		c.b = b
+		c.builds++
+	}
+	return c.b, nil
+}
+
+// TestLiveMapSameHistory holds History with Want through a file's live map to
+// History with Want reading the file's structure: the same messages (turns,
+// states, the partners that name results), for Want taking every line, no
+// line, and about a third of them, on every Claude transcript of the test
+// data, the samples and a generated corpus with quirks. The live map must be
+// used: a file that gets none fails.
+func TestLiveMapSameHistory(t *testing.T) {
+	ctx := context.Background()
+	third := func(raw []byte) bool {
+		h := fnv.New32a()
+		h.Write(raw)
+		return h.Sum32()%3 == 0
+	}
+	wants := map[string]func([]byte) bool{
+		"every line": func([]byte) bool { return true },
+		"no line":    func([]byte) bool { return false },
+		"a third":    third,
+	}
+	files := jsonlFiles(t, factsDirs(t))
+	compared := 0
+	defer func(n int) { session.LiveMapReadBuf = n }(session.LiveMapReadBuf)
+	for k, path := range files {
+		lay := &oneLiveMap{}
+		// reads smaller than the lines, and a little larger
+		session.LiveMapReadBuf = []int{1 << 20, 300, 4096}[k%3]
+		for name, want := range wants {
+			var direct, through []session.Message
+			collect := func(to *[]session.Message) func(*session.Message) error {
+				return func(m *session.Message) error {
+					*to = append(*to, cloneMessage(m))
+					return nil
+				}
+			}
+			if err := (Home{}).History(ctx, path, session.HistoryOptions{Want: want}, collect(&direct)); err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			done, err := Home{}.historyByLiveMap(ctx, path, session.HistoryOptions{Want: want, LiveMaps: lay}, collect(&through))
+			if err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			if !done {
+				t.Fatalf("%s: no live map was made of it", path)
+			}
+			if !reflect.DeepEqual(direct, through) {
+				t.Errorf("%s, want %s: through the live map\n%+v\nreading the structure\n%+v", path, name, through, direct)
+			}
+			compared += len(direct)
+		}
+		if lay.builds != 1 {
+			t.Fatalf("%s: live map made %d times", path, lay.builds)
+		}
+	}
+	if len(files) < 10 || compared < 500 {
+		t.Fatalf("only %d files, %d messages compared", len(files), compared)
+	}
+	t.Logf("%d files, %d messages compared", len(files), compared)
+}

@@ -1,0 +1,227 @@
+package session
+
+import (
+	"context"
+	"encoding/binary"
+	"io"
+	"math"
+	"slices"
+
+	"github.com/sessctl/sessctl/pkg/jsonl"
+)
+
+// A live map is what History with Want needs of a file's structure, kept
+// between runs (HistoryOptions.LiveMaps: the index): the live messages in
+// the order the client sends them, each with its line, offset, length,
+// turn, and the live messages that hold a call or a result with the id of
+// one of its results (its partners: decoded with it, so that show names
+// its results as a read of every line would). With a live map kept, a
+// search of the file reads the live messages' lines for Want and decodes
+// only those it takes and their partners: no structure pass over the
+// file. A home builds its map from its own structure pass and gives the
+// messages from it (the Claude Code and Codex homes).
+
+// LiveMapEntry is one live message of a live map.
+type LiveMapEntry struct {
+	Line     int
+	Off, Len int64 // the line's offset and length (without its terminator)
+	// Sub says which of the line's messages it is, in the home's own
+	// numbering (a Codex compacted line holds many)
+	Sub  int
+	Turn int
+	// Partners are places in the map (the partners above)
+	Partners []int32
+	// Marks are small numbers of the home's own (Codex: the calls of the
+	// message that no output answers)
+	Marks []int32
+	// Always: decode it whatever Want says (Codex: Codex adds an output
+	// of its own after it)
+	Always bool
+}
+
+// MaxLiveMapPartners bounds the partners of a live map, in all, to this
+// many per live message: a file whose results repeat ids without end gets
+// no map (LiveMapPartners), and is searched as without one.
+const MaxLiveMapPartners = 8
+
+// LiveMapPartners sets the partners of the map's entries: ids(k) gives the
+// ids of the calls and results entry k holds, results(k) those it answers.
+// It is false when there are too many (MaxLiveMapPartners).
+func LiveMapPartners[K comparable](es []LiveMapEntry, holds func(k int) []K, answers func(k int) []K) bool {
+	holders := map[K][]int32{}
+	for k := range es {
+		for _, id := range holds(k) {
+			h := holders[id]
+			if len(h) == 0 || h[len(h)-1] != int32(k) {
+				holders[id] = append(h, int32(k))
+			}
+		}
+	}
+	total := 0
+	for k := range es {
+		var ps []int32
+		for _, id := range answers(k) {
+			for _, p := range holders[id] {
+				if p != int32(k) && !slices.Contains(ps, p) {
+					ps = append(ps, p)
+				}
+			}
+		}
+		if total += len(ps); total > MaxLiveMapPartners*len(es)+1024 {
+			return false
+		}
+		es[k].Partners = ps
+	}
+	return true
+}
+
+// EncodeLiveMap encodes a live map under the home's tag (which names its
+// encoding and rules: a map under another tag is not taken).
+func EncodeLiveMap(tag string, es []LiveMapEntry) []byte {
+	b := append([]byte(nil), tag...)
+	b = binary.AppendUvarint(b, uint64(len(es)))
+	for _, e := range es {
+		b = binary.AppendUvarint(b, uint64(e.Line))
+		b = binary.AppendUvarint(b, uint64(e.Off))
+		b = binary.AppendUvarint(b, uint64(e.Len))
+		b = binary.AppendVarint(b, int64(e.Sub))
+		b = binary.AppendVarint(b, int64(e.Turn))
+		flags := uint64(0)
+		if e.Always {
+			flags = 1
+		}
+		b = binary.AppendUvarint(b, flags)
+		for _, list := range [][]int32{e.Partners, e.Marks} {
+			b = binary.AppendUvarint(b, uint64(len(list)))
+			for _, p := range list {
+				b = binary.AppendUvarint(b, uint64(p))
+			}
+		}
+	}
+	return b
+}
+
+// DecodeLiveMap decodes a live map encoded under tag; ok is false for one
+// that is not whole, or not of tag.
+func DecodeLiveMap(tag string, b []byte) (es []LiveMapEntry, ok bool) {
+	if len(b) < len(tag) || string(b[:len(tag)]) != tag {
+		return nil, false
+	}
+	b = b[len(tag):]
+	bad := false
+	uv := func(limit uint64) uint64 {
+		v, n := binary.Uvarint(b)
+		if n <= 0 || v > limit {
+			bad = true
+			return 0
+		}
+		b = b[n:]
+		return v
+	}
+	sv := func() int {
+		v, n := binary.Varint(b)
+		if n <= 0 || v < math.MinInt32 || v > math.MaxInt32 {
+			bad = true
+			return 0
+		}
+		b = b[n:]
+		return int(v)
+	}
+	cnt := uv(uint64(len(b)))
+	if bad {
+		return nil, false
+	}
+	es = make([]LiveMapEntry, cnt)
+	for k := range es {
+		e := &es[k]
+		e.Line = int(uv(math.MaxInt32))
+		e.Off = int64(uv(math.MaxInt64 / 2))
+		e.Len = int64(uv(math.MaxInt32))
+		e.Sub, e.Turn = sv(), sv()
+		e.Always = uv(1) == 1
+		for _, list := range []*[]int32{&e.Partners, &e.Marks} {
+			n := uv(uint64(len(b)))
+			if bad {
+				return nil, false
+			}
+			if n > 0 {
+				*list = make([]int32, n)
+			}
+			for j := range *list {
+				(*list)[j] = int32(uv(math.MaxInt32))
+			}
+		}
+		if bad || e.Turn < -1 {
+			return nil, false
+		}
+		for _, p := range e.Partners {
+			if uint64(p) >= cnt {
+				return nil, false
+			}
+		}
+	}
+	return es, len(b) == 0
+}
+
+// LiveMapWanted says which entries of a live map to decode: those whose
+// line want takes (asked of each line's raw bytes, the file read forward
+// in large reads: the bytes between the lines are read but not looked
+// at), their partners, and those Always marks. A line past the end of the
+// file is not taken. The file is opened as a regular file only.
+func LiveMapWanted(ctx context.Context, path string, es []LiveMapEntry, want func([]byte) bool) ([]bool, error) {
+	f, err := jsonl.OpenRaw(path) // never waits on a FIFO
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	order := make([]int32, len(es))
+	for k := range order {
+		order[k] = int32(k)
+	}
+	slices.SortStableFunc(order, func(a, b int32) int { return int(es[a].Off - es[b].Off) })
+	hit := make([]bool, len(es))
+	buf := make([]byte, LiveMapReadBuf)
+	var start int64 = -1 // the file offset of buf[0]
+	have := 0
+	for n, k := range order {
+		if n%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		e := &es[k]
+		if n > 0 && e.Off == es[order[n-1]].Off {
+			hit[k] = hit[order[n-1]] // another message of the same line
+			continue
+		}
+		if start < 0 || e.Off < start || e.Off+e.Len > start+int64(have) {
+			if e.Len > int64(len(buf)) {
+				buf = make([]byte, e.Len)
+			}
+			m, err := f.ReadAt(buf, e.Off)
+			if err != nil && err != io.EOF {
+				return nil, err
+			}
+			start, have = e.Off, m
+			if e.Len > int64(have) {
+				continue // the file is shorter now
+			}
+		}
+		lo := e.Off - start
+		hit[k] = want(buf[lo : lo+e.Len])
+	}
+	wanted := make([]bool, len(es))
+	for k, e := range es {
+		if hit[k] || e.Always {
+			wanted[k] = true
+			for _, p := range e.Partners {
+				wanted[p] = true
+			}
+		}
+	}
+	return wanted, nil
+}
+
+// LiveMapReadBuf is how much of the file LiveMapWanted reads at a time (a
+// variable for tests).
+var LiveMapReadBuf = 1 << 20
