@@ -16,13 +16,7 @@ import (
 // requests by the e2e oracle: TestRepairCodexKilledThenResumed). Neither
 // is ever written to the file.
 func TestHistoryAbortedCalls(t *testing.T) {
-	lines := []string{
-		`{"timestamp":"2026-11-22T03:05:20.000Z","ordinal":0,"type":"session_meta","payload":{"id":"01a20137-32a6-77c1-b56b-38215cfaf5be","cwd":"/w"}}`,
-		`{"timestamp":"2026-11-22T03:05:21.000Z","ordinal":1,"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"list"}]}}`,
-		`{"timestamp":"2026-11-22T03:05:22.000Z","ordinal":2,"type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{}","call_id":"call_1"}}`,
-		`{"timestamp":"2026-11-22T03:05:23.000Z","ordinal":3,"type":"response_item","payload":{"type":"function_call_output","call_id":"call_gone","output":"x"}}`,
-		`{"timestamp":"2026-11-22T03:05:24.000Z","ordinal":4,"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"next"}]}}`,
-	}
+	lines := abortedRollout
 	path := filepath.Join(t.TempDir(), "rollout-2026-11-22T03-05-20-01a20137-32a6-77c1-b56b-38215cfaf5be.jsonl")
 	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -53,4 +47,14 @@ func TestHistoryAbortedCalls(t *testing.T) {
 	if len(all) != 5 || all[3] != "tool:dropped:x result call_gone" {
 		t.Errorf("all history %q: the orphan output should be there, dropped", all)
 	}
+}
+
+// abortedRollout has a call without an output and an output without its
+// call.
+var abortedRollout = []string{
+	`{"timestamp":"2026-11-22T03:05:20.000Z","ordinal":0,"type":"session_meta","payload":{"id":"01a20137-32a6-77c1-b56b-38215cfaf5be","cwd":"/w"}}`,
+	`{"timestamp":"2026-11-22T03:05:21.000Z","ordinal":1,"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"list"}]}}`,
+	`{"timestamp":"2026-11-22T03:05:22.000Z","ordinal":2,"type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{}","call_id":"call_1"}}`,
+	`{"timestamp":"2026-11-22T03:05:23.000Z","ordinal":3,"type":"response_item","payload":{"type":"function_call_output","call_id":"call_gone","output":"x"}}`,
+	`{"timestamp":"2026-11-22T03:05:24.000Z","ordinal":4,"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"next"}]}}`,
 }

@@ -254,6 +254,11 @@ func (Home) Turns(ctx context.Context, path string) ([]session.Turn, error) {
 
 // History implements session.Conversation.
 func (h Home) History(ctx context.Context, path string, opt session.HistoryOptions, fn func(*session.Message) error) error {
+	if opt.Want != nil && opt.LiveMaps != nil && !opt.All {
+		if done, err := h.historyByLiveMap(ctx, path, opt, fn); done {
+			return err
+		}
+	}
 	rp, err := replayFile(ctx, path)
 	if err != nil {
 		return err
@@ -288,13 +293,7 @@ func (h Home) History(ctx context.Context, path string, opt session.HistoryOptio
 		}
 		for _, c := range m.ToolCalls {
 			if c.ID != "" && !rp.answered[c.ID] {
-				// a call without an output (Codex was killed during the
-				// tool): every request carries Codex's own "aborted" for
-				// it, right after the call; the file never does
-				out := session.Message{Turn: m.Turn, Role: session.RoleTool, Text: AbortedOutput, Injected: true, Synthetic: true,
-					ToolResults: []session.ToolResult{{CallID: c.ID, Output: AbortedOutput}},
-					Line:        m.Line, Offset: m.Offset, ID: c.ID, Timestamp: m.Timestamp}
-				if err := fn(&out); err != nil {
+				if err := fn(abortedOutput(&m, c.ID)); err != nil {
 					return err
 				}
 			}
@@ -321,6 +320,15 @@ func (h Home) History(ctx context.Context, path string, opt session.HistoryOptio
 		}
 		return send(r, entryKey{r.Line.Num, -1})
 	})
+}
+
+// abortedOutput is the output Codex sends for call id of m when no output
+// answers it (Codex was killed during the tool): every request carries
+// Codex's own "aborted" for it, right after the call; the file never does.
+func abortedOutput(m *session.Message, id string) *session.Message {
+	return &session.Message{Turn: m.Turn, Role: session.RoleTool, Text: AbortedOutput, Injected: true, Synthetic: true,
+		ToolResults: []session.ToolResult{{CallID: id, Output: AbortedOutput}},
+		Line:        m.Line, Offset: m.Offset, ID: id, Timestamp: m.Timestamp}
 }
 
 func anyIn(rs []session.ToolResult, ids map[string]bool) bool {

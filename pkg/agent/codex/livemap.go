@@ -1,0 +1,161 @@
+package codex
+
+import (
+	"context"
+
+	"github.com/sessctl/sessctl/pkg/jsonl"
+	"github.com/sessctl/sessctl/pkg/session"
+)
+
+// The live map of a rollout (session.LiveMapEntry): the items of the
+// history Codex rebuilds, in file order (which is the order it sends
+// them), each a line or an item of a compacted line's replacement history
+// (Sub, as entryKey.sub), without the outputs Codex leaves out of every
+// request; Marks are the calls no live output answers (Codex adds its own
+// "aborted" after each, so the message is always decoded). Building it
+// reads the file as History does; a search through it reads only the
+// lines with a hit, their partners and those calls. TestLiveMapAsHistory
+// holds it to History.
+
+// liveMapTag names the encoding and the rules; another is built anew.
+const liveMapTag = "codex/livemap/1"
+
+// buildLiveMap replays the file and encodes its live map; nil when it
+// gets none.
+func buildLiveMap(ctx context.Context, path string) ([]byte, error) {
+	rp, err := replayFile(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	live := make(map[entryKey]bool, len(rp.hist))
+	for _, e := range rp.hist {
+		live[entryKey{e.line, e.sub}] = true
+	}
+	var (
+		es             []session.LiveMapEntry
+		holds, answers [][]string
+	)
+	add := func(r *session.Record, line *jsonl.Line, k entryKey) {
+		if !live[k] {
+			return
+		}
+		m := message(r)
+		if len(m.ToolResults) > 0 && len(m.ToolCalls) == 0 && !anyIn(m.ToolResults, rp.called) {
+			return // left out of every request (History: Dropped)
+		}
+		e := session.LiveMapEntry{Line: line.Num, Off: line.Offset, Len: line.Len, Sub: k.sub, Turn: rp.at.At(line.Offset)}
+		var h, a []string
+		for i, c := range m.ToolCalls {
+			h = append(h, c.ID)
+			if c.ID != "" && !rp.answered[c.ID] {
+				e.Marks, e.Always = append(e.Marks, int32(i)), true
+			}
+		}
+		for _, res := range m.ToolResults {
+			h, a = append(h, res.CallID), append(a, res.CallID)
+		}
+		es, holds, answers = append(es, e), append(holds, h), append(answers, a)
+	}
+	err = session.ReadFileContext(ctx, path, Home{}, func(r *session.Record) error {
+		if r.Type == "compacted" {
+			items := replacement(r.Line.Raw)
+			if items == nil {
+				rec := legacySummary(r)
+				add(&rec, &r.Line, entryKey{r.Line.Num, legacySub})
+				return nil
+			}
+			for i, it := range items {
+				rec := it.record(r)
+				add(&rec, &r.Line, entryKey{r.Line.Num, i})
+			}
+			return nil
+		}
+		if historyItem(r) {
+			add(r, &r.Line, entryKey{r.Line.Num, -1})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !session.LiveMapPartners(es, func(k int) []string { return holds[k] }, func(k int) []string { return answers[k] }) {
+		return nil, nil
+	}
+	return session.EncodeLiveMap(liveMapTag, es), nil
+}
+
+// historyByLiveMap is History with Want through the file's live map; done
+// is false when there is none to go by (History reads as without one).
+func (h Home) historyByLiveMap(ctx context.Context, path string, opt session.HistoryOptions, fn func(*session.Message) error) (done bool, err error) {
+	if jsonl.IsCompressedName(path) {
+		return false, nil // its offsets are not the file's
+	}
+	b, err := opt.LiveMaps.LiveMap(path, liveMapTag, func() ([]byte, error) { return buildLiveMap(ctx, path) })
+	if err != nil {
+		return true, err
+	}
+	es, ok := session.DecodeLiveMap(liveMapTag, b)
+	if !ok {
+		return false, nil
+	}
+	wanted, err := session.LiveMapWanted(ctx, path, es, opt.Want)
+	if err != nil {
+		return true, err
+	}
+	// the lines to read, once each, in file order (the map's order), and
+	// where each line's entries start
+	var at []session.LineAt
+	first := map[int]int{}
+	for k, e := range es {
+		if !wanted[k] {
+			continue
+		}
+		if _, ok := first[e.Line]; !ok {
+			first[e.Line] = k
+			at = append(at, session.LineAt{Num: e.Line, Offset: e.Off, Len: e.Len})
+		}
+	}
+	return true, session.ReadLinesAt(ctx, path, h, at, func(r *session.Record) error {
+		k0, ok := first[r.Line.Num]
+		if !ok {
+			return nil
+		}
+		var items []replItem
+		if r.Type == "compacted" {
+			items = replacement(r.Line.Raw)
+		}
+		for k := k0; k < len(es) && es[k].Line == r.Line.Num; k++ {
+			e := &es[k]
+			if !wanted[k] {
+				continue
+			}
+			rec := *r
+			switch {
+			case r.Type != "compacted":
+				if e.Sub != -1 || !historyItem(r) {
+					continue // the file changed since its map
+				}
+			case e.Sub == legacySub:
+				rec = legacySummary(r)
+			case e.Sub >= 0 && e.Sub < len(items):
+				rec = items[e.Sub].record(r)
+			default:
+				continue
+			}
+			m := message(&rec)
+			m.Turn, m.State = e.Turn, session.Live
+			if err := fn(&m); err != nil {
+				return err
+			}
+			for _, i := range e.Marks {
+				if int(i) >= len(m.ToolCalls) {
+					continue
+				}
+				if err := fn(abortedOutput(&m, m.ToolCalls[i].ID)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
