@@ -62,7 +62,8 @@ func (Home) InjectedContext(role session.Role, text string) bool {
 type entry struct {
 	line   int
 	off    int64
-	sub    int  // -1: the line itself
+	len    int64 // the line's length without its terminator
+	sub    int   // -1: the line itself
 	user   bool // starts a user turn
 	inject bool // injected context (developer, environment, …)
 	// the call ids the item makes and answers
@@ -143,14 +144,14 @@ func replayFile(ctx context.Context, path string) (*replay, error) {
 						kept = append(kept, e)
 					}
 				}
-				kept = append(kept, entry{line: r.Line.Num, off: off, sub: legacySub})
+				kept = append(kept, entry{line: r.Line.Num, off: off, len: r.Line.Len, sub: legacySub})
 			}
 			for _, e := range rp.hist {
 				rp.gone[entryKey{e.line, e.sub}] = session.Compacted
 			}
 			rp.hist = append(rp.hist[:0], kept...)
 			for i, it := range items {
-				e := entry{line: r.Line.Num, off: off, sub: i, user: it.user, inject: it.inject}
+				e := entry{line: r.Line.Num, off: off, len: r.Line.Len, sub: i, user: it.user, inject: it.inject}
 				rec := it.record(r)
 				for _, c := range rec.ToolCalls {
 					e.calls = append(e.calls, c.ID)
@@ -165,7 +166,7 @@ func replayFile(ctx context.Context, path string) (*replay, error) {
 				rp.turns[i].CompactedAfter = true
 			}
 		case historyItem(r):
-			e := entry{line: r.Line.Num, off: off, sub: -1, user: r.UserPrompt, inject: injected(r)}
+			e := entry{line: r.Line.Num, off: off, len: r.Line.Len, sub: -1, user: r.UserPrompt, inject: injected(r)}
 			for _, c := range r.ToolCalls {
 				e.calls = append(e.calls, c.ID)
 			}

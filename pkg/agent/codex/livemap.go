@@ -21,67 +21,43 @@ import (
 const liveMapTag = "codex/livemap/1"
 
 // buildLiveMap replays the file and encodes its live map; nil when it
-// gets none.
+// gets none. The replay's history is the map: its entries are in file
+// order and know their calls and results, so the file is read once.
 func buildLiveMap(ctx context.Context, path string) ([]byte, error) {
 	rp, err := replayFile(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	live := make(map[entryKey]bool, len(rp.hist))
-	for _, e := range rp.hist {
-		live[entryKey{e.line, e.sub}] = true
-	}
 	var (
 		es             []session.LiveMapEntry
 		holds, answers [][]string
 	)
-	add := func(r *session.Record, line *jsonl.Line, k entryKey) {
-		if !live[k] {
-			return
+	for _, h := range rp.hist {
+		if len(h.results) > 0 && len(h.calls) == 0 && !anyID(h.results, rp.called) {
+			continue // left out of every request (History: Dropped)
 		}
-		m := message(r)
-		if len(m.ToolResults) > 0 && len(m.ToolCalls) == 0 && !anyIn(m.ToolResults, rp.called) {
-			return // left out of every request (History: Dropped)
-		}
-		e := session.LiveMapEntry{Line: line.Num, Off: line.Offset, Len: line.Len, Sub: k.sub, Turn: rp.at.At(line.Offset)}
-		var h, a []string
-		for i, c := range m.ToolCalls {
-			h = append(h, c.ID)
-			if c.ID != "" && !rp.answered[c.ID] {
+		e := session.LiveMapEntry{Line: h.line, Off: h.off, Len: h.len, Sub: h.sub, Turn: rp.at.At(h.off)}
+		for i, id := range h.calls {
+			if id != "" && !rp.answered[id] {
 				e.Marks, e.Always = append(e.Marks, int32(i)), true
 			}
 		}
-		for _, res := range m.ToolResults {
-			h, a = append(h, res.CallID), append(a, res.CallID)
-		}
-		es, holds, answers = append(es, e), append(holds, h), append(answers, a)
-	}
-	err = session.ReadFileContext(ctx, path, Home{}, func(r *session.Record) error {
-		if r.Type == "compacted" {
-			items := replacement(r.Line.Raw)
-			if items == nil {
-				rec := legacySummary(r)
-				add(&rec, &r.Line, entryKey{r.Line.Num, legacySub})
-				return nil
-			}
-			for i, it := range items {
-				rec := it.record(r)
-				add(&rec, &r.Line, entryKey{r.Line.Num, i})
-			}
-			return nil
-		}
-		if historyItem(r) {
-			add(r, &r.Line, entryKey{r.Line.Num, -1})
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
+		es = append(es, e)
+		holds, answers = append(holds, append(h.calls[:len(h.calls):len(h.calls)], h.results...)), append(answers, h.results)
 	}
 	if !session.LiveMapPartners(es, func(k int) []string { return holds[k] }, func(k int) []string { return answers[k] }) {
 		return nil, nil
 	}
 	return session.EncodeLiveMap(liveMapTag, es), nil
+}
+
+func anyID(ids []string, in map[string]bool) bool {
+	for _, id := range ids {
+		if in[id] {
+			return true
+		}
+	}
+	return false
 }
 
 // historyByLiveMap is History with Want through the file's live map; done
