@@ -119,6 +119,14 @@ type LiveMapCache interface {
 	LiveMap(path, tag string, build func() ([]byte, error)) ([]byte, error)
 }
 
+// NoLiveMaps keeps nothing: every LiveMap builds (for a home whose search
+// through a live map made on the spot costs less than one without).
+var NoLiveMaps LiveMapCache = noLiveMaps{}
+
+type noLiveMaps struct{}
+
+func (noLiveMaps) LiveMap(_, _ string, build func() ([]byte, error)) ([]byte, error) { return build() }
+
 // Turn is a point a session can be reverted to: a user prompt (Claude
 // Code, Codex, clawdcode) or a checkpoint record (Kimi).
 type Turn struct {

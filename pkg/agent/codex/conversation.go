@@ -255,7 +255,12 @@ func (Home) Turns(ctx context.Context, path string) ([]session.Turn, error) {
 
 // History implements session.Conversation.
 func (h Home) History(ctx context.Context, path string, opt session.HistoryOptions, fn func(*session.Message) error) error {
-	if opt.Want != nil && opt.LiveMaps != nil && !opt.All {
+	if opt.Want != nil && !opt.All {
+		// through the live map, kept or made now: the replay gives it,
+		// and then only the lines Want takes are decoded again
+		if opt.LiveMaps == nil {
+			opt.LiveMaps = session.NoLiveMaps
+		}
 		if done, err := h.historyByLiveMap(ctx, path, opt, fn); done {
 			return err
 		}
