@@ -113,11 +113,17 @@ func injected(r *session.Record) bool {
 // replayFile is pass one: it replays the file's history as Codex does,
 // keeping references, not texts.
 func replayFile(ctx context.Context, path string) (*replay, error) {
+	return replayWith(ctx, path, replayHome{})
+}
+
+// replayWith is replayFile with the decoder f (tests hold the replay's own
+// to Home's).
+func replayWith(ctx context.Context, path string, f session.Format) (*replay, error) {
 	rp := &replay{gone: map[entryKey]session.State{}}
 	turnStart := int64(-1)
 	rolledInTurn := false // a rollback since the last task_started
 	var live []int        // turns not rolled back, by index into rp.turns
-	err := session.ReadFileContext(ctx, path, Home{}, func(r *session.Record) error {
+	err := session.ReadFileContext(ctx, path, f, func(r *session.Record) error {
 		off := r.Line.Offset
 		switch {
 		case r.Type == "event_msg/task_started" || r.Type == "event_msg/turn_started":

@@ -84,7 +84,37 @@ func (u *codexUsage) usage() *session.Usage {
 	return &session.Usage{Input: in, CacheRead: u.Cached.V, Output: u.Output.V, Reasoning: u.Reasoning.V}
 }
 
-func (Home) Decode(obj []byte, r *session.Record) {
+func (Home) Decode(obj []byte, r *session.Record) { decode(obj, r, false) }
+
+// replayHome is Home with a decoder that leaves out what the replay of a
+// rollout does not read (replayFile): the texts of everything but user
+// messages, the calls' arguments, the outputs, usage. It classifies every
+// line as Home does (TestReplayLiteAsFull).
+type replayHome struct{ Home }
+
+func (replayHome) Decode(obj []byte, r *session.Record) { decode(obj, r, true) }
+
+// codexPayloadLite is what of a payload the replay reads.
+type codexPayloadLite struct {
+	Type     string          `json:"type"`
+	Role     string          `json:"role"`
+	Content  json.RawMessage `json:"content"`
+	Name     string          `json:"name"`
+	CallID   string          `json:"call_id"`
+	NumTurns session.FlexInt `json:"num_turns"`
+}
+
+func decodePayload(b []byte, p *codexPayload, lite bool) {
+	if !lite {
+		session.Unmarshal(b, p)
+		return
+	}
+	var q codexPayloadLite
+	session.Unmarshal(b, &q)
+	*p = codexPayload{Type: q.Type, Role: q.Role, Content: q.Content, Name: q.Name, CallID: q.CallID, NumTurns: q.NumTurns}
+}
+
+func decode(obj []byte, r *session.Record, lite bool) {
 	var l codexLine
 	if err := session.Unmarshal(obj, &l); err != nil {
 		r.Kind = session.KindUnknown
@@ -95,12 +125,12 @@ func (Home) Decode(obj []byte, r *session.Record) {
 	// before 2025-09 lines had no envelope: bare ResponseItems such as
 	// {"type":"message","role":…} and {"record_type":"state"}
 	if l.Type == "" || (len(l.Payload) == 0 && !codexEnvelopeTypes[l.Type]) {
-		codexLegacy(&l, obj, r)
+		codexLegacy(&l, obj, r, lite)
 		return
 	}
 	var p codexPayload
 	if len(l.Payload) > 0 {
-		session.Unmarshal(l.Payload, &p)
+		decodePayload(l.Payload, &p, lite)
 	}
 	r.Type = l.Type
 	if p.Type != "" && (l.Type == "response_item" || l.Type == "event_msg") {
@@ -117,7 +147,7 @@ func (Home) Decode(obj []byte, r *session.Record) {
 		r.Model = p.Model
 		r.CWD = p.CWD
 	case "response_item":
-		codexItem(&p, r)
+		codexItem(&p, r, lite)
 	case "event_msg":
 		r.Kind = session.KindMetadata
 		switch p.Type {
@@ -161,12 +191,22 @@ func (Home) Decode(obj []byte, r *session.Record) {
 	}
 }
 
-func codexItem(p *codexPayload, r *session.Record) {
+// codexItem decodes a response item; lite leaves out the texts of all but
+// user messages, and the calls' inputs.
+func codexItem(p *codexPayload, r *session.Record, lite bool) {
 	r.Kind = session.KindMessage
+	text := func(raw []byte) string {
+		if lite {
+			return ""
+		}
+		return session.TextOf(raw)
+	}
 	switch p.Type {
 	case "message":
 		r.Role = session.Role(p.Role)
-		r.Text = session.TextOf(p.Content)
+		if p.Role == "user" || !lite {
+			r.Text = session.TextOf(p.Content)
+		}
 		if p.Role == "user" {
 			if Contextual(r.Text) {
 				r.Synthetic = true
@@ -177,7 +217,7 @@ func codexItem(p *codexPayload, r *session.Record) {
 		}
 	case "reasoning":
 		r.Role = session.RoleAssistant
-		r.Thinking = session.TextOf(p.Summary)
+		r.Thinking = text(p.Summary)
 	case "function_call":
 		r.Role = session.RoleAssistant
 		r.ToolCalls = []session.ToolCall{{ID: p.CallID, Name: p.Name, Input: session.RawText(p.Arguments)}}
@@ -189,7 +229,7 @@ func codexItem(p *codexPayload, r *session.Record) {
 		r.ToolCalls = []session.ToolCall{{ID: p.CallID, Name: "local_shell", Input: session.RawText(p.Action)}}
 	case "function_call_output", "custom_tool_call_output":
 		r.Role = session.RoleTool
-		r.ToolResults = []session.ToolResult{{CallID: p.CallID, Output: session.TextOf(p.Output)}}
+		r.ToolResults = []session.ToolResult{{CallID: p.CallID, Output: text(p.Output)}}
 		r.Text = r.ToolResults[0].Output
 	case "web_search_call", "image_generation_call", "tool_search_call", "tool_search_output":
 		r.Role = session.RoleAssistant
@@ -204,15 +244,15 @@ func codexItem(p *codexPayload, r *session.Record) {
 
 // codexLegacy handles rollouts from before September 2025 (no envelope):
 // the header line, state lines, and bare response items.
-func codexLegacy(l *codexLine, obj []byte, r *session.Record) {
+func codexLegacy(l *codexLine, obj []byte, r *session.Record, lite bool) {
 	r.Type = "(legacy)"
 	switch {
 	case l.RecordType != "" || len(l.Instructions) > 0:
 		r.Kind = session.KindMetadata
 	case l.Type != "":
 		var p codexPayload
-		session.Unmarshal(obj, &p)
-		codexItem(&p, r)
+		decodePayload(obj, &p, lite)
+		codexItem(&p, r, lite)
 		r.Type = "(legacy)/" + l.Type
 	default:
 		r.Kind = session.KindMetadata

@@ -162,3 +162,26 @@ func TestLiveMapAsHistory(t *testing.T) {
 	}
 	t.Logf("%d files, %d messages compared, %d outputs Codex adds", len(files), compared, synthetic)
 }
+
+// TestReplayLiteAsFull: the replay's own decoder (replayHome, which leaves
+// out the texts it does not read) gives the replay Home's decoder gives,
+// on every rollout of mapRollouts.
+func TestReplayLiteAsFull(t *testing.T) {
+	files := mapRollouts(t)
+	for _, path := range files {
+		full, err := replayWith(context.Background(), path, Home{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lite, err := replayWith(context.Background(), path, replayHome{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(lite, full) {
+			t.Errorf("%s: the replay's decoder gave\n%+v\nHome's\n%+v", path, lite, full)
+		}
+	}
+	if len(files) < 8 {
+		t.Fatalf("only %d rollouts", len(files))
+	}
+}
