@@ -64,8 +64,8 @@ type entry struct {
 	off    int64
 	len    int64 // the line's length without its terminator
 	sub    int   // -1: the line itself
-	user   bool // starts a user turn
-	inject bool // injected context (developer, environment, …)
+	user   bool  // starts a user turn
+	inject bool  // injected context (developer, environment, …)
 	// the call ids the item makes and answers
 	calls, results []string
 }
