@@ -210,6 +210,23 @@ func LiveMapWanted(ctx context.Context, path string, es []LiveMapEntry, want fun
 		lo := e.Off - start
 		hit[k] = want(buf[lo : lo+e.Len])
 	}
+	return LiveMapWantedFrom(es, hit), nil
+}
+
+// LiveMapWantedMade is LiveMapWanted of a map made by this search: hit,
+// when it has an answer of want for each entry (asked while the map was
+// made), spares reading the file again.
+func LiveMapWantedMade(ctx context.Context, path string, es []LiveMapEntry, hit []bool, want func([]byte) bool) ([]bool, error) {
+	if len(hit) == len(es) && hit != nil {
+		return LiveMapWantedFrom(es, hit), nil
+	}
+	return LiveMapWanted(ctx, path, es, want)
+}
+
+// LiveMapWantedFrom is LiveMapWanted with the answers of want known
+// (hit[k] for entry k: a home that has just read the file for its map
+// asked want on the way).
+func LiveMapWantedFrom(es []LiveMapEntry, hit []bool) []bool {
 	wanted := make([]bool, len(es))
 	for k, e := range es {
 		if hit[k] || e.Always {
@@ -219,7 +236,7 @@ func LiveMapWanted(ctx context.Context, path string, es []LiveMapEntry, want fun
 			}
 		}
 	}
-	return wanted, nil
+	return wanted
 }
 
 // LiveMapReadBuf is how much of the file LiveMapWanted reads at a time (a

@@ -16,11 +16,12 @@ import (
 const liveMapTag = "claude/livemap/1"
 
 // buildLiveMap reads the file's structure and encodes its live map; nil
-// when it gets none.
-func buildLiveMap(ctx context.Context, path string) ([]byte, error) {
-	ix, err := buildIndex(ctx, path, nil)
+// when it gets none. want, when set, is asked of the live messages' lines
+// on the way: hit says what it answered, entry by entry.
+func buildLiveMap(ctx context.Context, path string, want func([]byte) bool) (b []byte, hit []bool, err error) {
+	ix, err := buildIndex(ctx, path, want)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	c := ix.walk()
 	turns := ix.turns(c)
@@ -31,9 +32,11 @@ func buildLiveMap(ctx context.Context, path string) ([]byte, error) {
 		}
 	}
 	es := make([]session.LiveMapEntry, len(live))
+	hit = make([]bool, len(live))
 	for k, i := range live {
 		n := &ix.nodes[i]
 		es[k] = session.LiveMapEntry{Line: n.line, Off: n.off, Len: n.len, Turn: turns.at.At(n.off)}
+		hit[k] = n.hit
 	}
 	holds := func(k int) []uint64 {
 		n := &ix.nodes[live[k]]
@@ -41,9 +44,9 @@ func buildLiveMap(ctx context.Context, path string) ([]byte, error) {
 	}
 	answers := func(k int) []uint64 { return ix.nodes[live[k]].results }
 	if !session.LiveMapPartners(es, holds, answers) {
-		return nil, nil
+		return nil, nil, nil
 	}
-	return session.EncodeLiveMap(liveMapTag, es), nil
+	return session.EncodeLiveMap(liveMapTag, es), hit, nil
 }
 
 // historyByLiveMap is History with Want through the file's live map; done is
@@ -52,7 +55,11 @@ func (h Home) historyByLiveMap(ctx context.Context, path string, opt session.His
 	if jsonl.IsCompressedName(path) {
 		return false, nil // its offsets are not the file's
 	}
-	b, err := opt.LiveMaps.LiveMap(path, liveMapTag, func() ([]byte, error) { return buildLiveMap(ctx, path) })
+	var hit []bool // Want's answers, when the map is made now
+	b, err := opt.LiveMaps.LiveMap(path, liveMapTag, func() (b []byte, err error) {
+		b, hit, err = buildLiveMap(ctx, path, opt.Want)
+		return b, err
+	})
 	if err != nil {
 		return true, err
 	}
@@ -60,7 +67,7 @@ func (h Home) historyByLiveMap(ctx context.Context, path string, opt session.His
 	if !ok {
 		return false, nil
 	}
-	wanted, err := session.LiveMapWanted(ctx, path, es, opt.Want)
+	wanted, err := session.LiveMapWantedMade(ctx, path, es, hit, opt.Want)
 	if err != nil {
 		return true, err
 	}

@@ -52,7 +52,11 @@ func TestLiveMapSameHistory(t *testing.T) {
 	compared := 0
 	defer func(n int) { session.LiveMapReadBuf = n }(session.LiveMapReadBuf)
 	for k, path := range files {
-		lay := &oneLiveMap{}
+		b, _, err := buildLiveMap(ctx, path, nil)
+		if err != nil || b == nil {
+			t.Fatalf("%s: no live map: %v", path, err)
+		}
+		kept := &oneLiveMap{b: b}
 		// reads smaller than the lines, and a little larger
 		session.LiveMapReadBuf = []int{1 << 20, 300, 4096}[k%3]
 		for name, want := range wants {
@@ -66,20 +70,24 @@ func TestLiveMapSameHistory(t *testing.T) {
 			if err := (Home{}).History(ctx, path, session.HistoryOptions{Want: want}, collect(&direct)); err != nil {
 				t.Fatalf("%s: %v", path, err)
 			}
-			done, err := Home{}.historyByLiveMap(ctx, path, session.HistoryOptions{Want: want, LiveMaps: lay}, collect(&through))
-			if err != nil {
-				t.Fatalf("%s: %v", path, err)
-			}
-			if !done {
-				t.Fatalf("%s: no live map was made of it", path)
-			}
-			if !reflect.DeepEqual(direct, through) {
-				t.Errorf("%s, want %s: through the live map\n%+v\nreading the structure\n%+v", path, name, through, direct)
+			// made by this search (Want asked on the way), and kept
+			for _, lay := range []*oneLiveMap{{}, kept} {
+				through = through[:0]
+				done, err := Home{}.historyByLiveMap(ctx, path, session.HistoryOptions{Want: want, LiveMaps: lay}, collect(&through))
+				if err != nil {
+					t.Fatalf("%s: %v", path, err)
+				}
+				if !done {
+					t.Fatalf("%s: no live map was made of it", path)
+				}
+				if !reflect.DeepEqual(direct, through) {
+					t.Errorf("%s, want %s, map made now: %v: through the live map\n%+v\nreading the structure\n%+v", path, name, lay != kept, through, direct)
+				}
+				if made := lay != kept; lay.builds != map[bool]int{true: 1}[made] {
+					t.Fatalf("%s: live map made %d times", path, lay.builds)
+				}
 			}
 			compared += len(direct)
-		}
-		if lay.builds != 1 {
-			t.Fatalf("%s: live map made %d times", path, lay.builds)
 		}
 	}
 	if len(files) < 10 || compared < 500 {

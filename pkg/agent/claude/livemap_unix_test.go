@@ -16,7 +16,7 @@ import (
 // does not have the search open it and wait for a writer.
 func TestLiveMapRefusesFIFO(t *testing.T) {
 	src := "../../../testdata/sessions/claude/projects/-home-alice-src-web/5b0c1f4e-2d3a-4c5b-8e6f-7a8b9c0d1e2f.jsonl"
-	b, err := buildLiveMap(context.Background(), src)
+	b, _, err := buildLiveMap(context.Background(), src, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,6 +64,7 @@ type entry struct {
 	off    int64
 	len    int64 // the line's length without its terminator
 	sub    int   // -1: the line itself
+	hit    bool  // the replay's want took the line
 	user   bool  // starts a user turn
 	inject bool  // injected context (developer, environment, …)
 	// the call ids the item makes and answers
@@ -113,12 +114,13 @@ func injected(r *session.Record) bool {
 // replayFile is pass one: it replays the file's history as Codex does,
 // keeping references, not texts.
 func replayFile(ctx context.Context, path string) (*replay, error) {
-	return replayWith(ctx, path, replayHome{})
+	return replayWith(ctx, path, replayHome{}, nil)
 }
 
 // replayWith is replayFile with the decoder f (tests hold the replay's own
-// to Home's).
-func replayWith(ctx context.Context, path string, f session.Format) (*replay, error) {
+// to Home's); want, when set, is asked of the line of each history entry
+// (entry.hit).
+func replayWith(ctx context.Context, path string, f session.Format, want func([]byte) bool) (*replay, error) {
 	rp := &replay{gone: map[entryKey]session.State{}}
 	turnStart := int64(-1)
 	rolledInTurn := false // a rollback since the last task_started
@@ -142,6 +144,7 @@ func replayWith(ctx context.Context, path string, f session.Format) (*replay, er
 				return nil // part of the rolled-back turn: Codex ignores it
 			}
 			items := replacement(r.Line.Raw)
+			hit := want != nil && want(r.Line.Raw)
 			var kept []entry
 			if items == nil {
 				// a legacy compaction: the user messages so far, then the summary
@@ -150,14 +153,14 @@ func replayWith(ctx context.Context, path string, f session.Format) (*replay, er
 						kept = append(kept, e)
 					}
 				}
-				kept = append(kept, entry{line: r.Line.Num, off: off, len: r.Line.Len, sub: legacySub})
+				kept = append(kept, entry{line: r.Line.Num, off: off, len: r.Line.Len, sub: legacySub, hit: hit})
 			}
 			for _, e := range rp.hist {
 				rp.gone[entryKey{e.line, e.sub}] = session.Compacted
 			}
 			rp.hist = append(rp.hist[:0], kept...)
 			for i, it := range items {
-				e := entry{line: r.Line.Num, off: off, len: r.Line.Len, sub: i, user: it.user, inject: it.inject}
+				e := entry{line: r.Line.Num, off: off, len: r.Line.Len, sub: i, user: it.user, inject: it.inject, hit: hit}
 				rec := it.record(r)
 				for _, c := range rec.ToolCalls {
 					e.calls = append(e.calls, c.ID)
@@ -172,7 +175,8 @@ func replayWith(ctx context.Context, path string, f session.Format) (*replay, er
 				rp.turns[i].CompactedAfter = true
 			}
 		case historyItem(r):
-			e := entry{line: r.Line.Num, off: off, len: r.Line.Len, sub: -1, user: r.UserPrompt, inject: injected(r)}
+			e := entry{line: r.Line.Num, off: off, len: r.Line.Len, sub: -1, user: r.UserPrompt, inject: injected(r),
+				hit: want != nil && want(r.Line.Raw)}
 			for _, c := range r.ToolCalls {
 				e.calls = append(e.calls, c.ID)
 			}

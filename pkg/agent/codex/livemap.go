@@ -23,10 +23,13 @@ const liveMapTag = "codex/livemap/1"
 // buildLiveMap replays the file and encodes its live map; nil when it
 // gets none. The replay's history is the map: its entries are in file
 // order and know their calls and results, so the file is read once.
-func buildLiveMap(ctx context.Context, path string) ([]byte, error) {
-	rp, err := replayFile(ctx, path)
+//
+// want, when set, is asked of the entries' lines on the way: hit says
+// what it answered, entry by entry.
+func buildLiveMap(ctx context.Context, path string, want func([]byte) bool) (b []byte, hit []bool, err error) {
+	rp, err := replayWith(ctx, path, replayHome{}, want)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var (
 		es             []session.LiveMapEntry
@@ -42,13 +45,13 @@ func buildLiveMap(ctx context.Context, path string) ([]byte, error) {
 				e.Marks, e.Always = append(e.Marks, int32(i)), true
 			}
 		}
-		es = append(es, e)
+		es, hit = append(es, e), append(hit, h.hit)
 		holds, answers = append(holds, append(h.calls[:len(h.calls):len(h.calls)], h.results...)), append(answers, h.results)
 	}
 	if !session.LiveMapPartners(es, func(k int) []string { return holds[k] }, func(k int) []string { return answers[k] }) {
-		return nil, nil
+		return nil, nil, nil
 	}
-	return session.EncodeLiveMap(liveMapTag, es), nil
+	return session.EncodeLiveMap(liveMapTag, es), hit, nil
 }
 
 func anyID(ids []string, in map[string]bool) bool {
@@ -66,7 +69,11 @@ func (h Home) historyByLiveMap(ctx context.Context, path string, opt session.His
 	if jsonl.IsCompressedName(path) {
 		return false, nil // its offsets are not the file's
 	}
-	b, err := opt.LiveMaps.LiveMap(path, liveMapTag, func() ([]byte, error) { return buildLiveMap(ctx, path) })
+	var hit []bool // Want's answers, when the map is made now
+	b, err := opt.LiveMaps.LiveMap(path, liveMapTag, func() (b []byte, err error) {
+		b, hit, err = buildLiveMap(ctx, path, opt.Want)
+		return b, err
+	})
 	if err != nil {
 		return true, err
 	}
@@ -74,7 +81,7 @@ func (h Home) historyByLiveMap(ctx context.Context, path string, opt session.His
 	if !ok {
 		return false, nil
 	}
-	wanted, err := session.LiveMapWanted(ctx, path, es, opt.Want)
+	wanted, err := session.LiveMapWantedMade(ctx, path, es, hit, opt.Want)
 	if err != nil {
 		return true, err
 	}

@@ -115,15 +115,32 @@ func TestLiveMapAsHistory(t *testing.T) {
 		if err := (Home{}).History(ctx, path, session.HistoryOptions{}, collect(&full)); err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
-		lay := &oneLiveMap{}
+		b, _, err := buildLiveMap(ctx, path, nil)
+		if err != nil || b == nil {
+			t.Fatalf("%s: no live map: %v", path, err)
+		}
+		kept := &oneLiveMap{b: b}
 		for name, want := range wants {
-			var got []session.Message
-			done, err := Home{}.historyByLiveMap(ctx, path, session.HistoryOptions{Want: want, LiveMaps: lay}, collect(&got))
-			if err != nil {
-				t.Fatalf("%s: %v", path, err)
+			// through a map kept, and one made by this search (Want asked
+			// during the replay)
+			var got, made []session.Message
+			for _, run := range []struct {
+				lay *oneLiveMap
+				to  *[]session.Message
+			}{{kept, &got}, {&oneLiveMap{}, &made}} {
+				done, err := Home{}.historyByLiveMap(ctx, path, session.HistoryOptions{Want: want, LiveMaps: run.lay}, collect(run.to))
+				if err != nil {
+					t.Fatalf("%s: %v", path, err)
+				}
+				if !done {
+					t.Fatalf("%s: no live map was made of it", path)
+				}
 			}
-			if !done {
-				t.Fatalf("%s: no live map was made of it", path)
+			if kept.builds != 0 {
+				t.Fatalf("%s: a kept map was made again", path)
+			}
+			if !reflect.DeepEqual(made, got) {
+				t.Errorf("%s, want %s: through a map made now\n%+v\nthrough the kept one\n%+v", path, name, made, got)
 			}
 			if name == "every line" {
 				if !reflect.DeepEqual(got, full) {
@@ -153,9 +170,6 @@ func TestLiveMapAsHistory(t *testing.T) {
 				synthetic++
 			}
 		}
-		if lay.builds != 1 {
-			t.Fatalf("%s: map made %d times", path, lay.builds)
-		}
 	}
 	if len(files) < 8 || compared < 200 {
 		t.Fatalf("only %d files, %d messages compared", len(files), compared)
@@ -169,11 +183,11 @@ func TestLiveMapAsHistory(t *testing.T) {
 func TestReplayLiteAsFull(t *testing.T) {
 	files := mapRollouts(t)
 	for _, path := range files {
-		full, err := replayWith(context.Background(), path, Home{})
+		full, err := replayWith(context.Background(), path, Home{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		lite, err := replayWith(context.Background(), path, replayHome{})
+		lite, err := replayWith(context.Background(), path, replayHome{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
