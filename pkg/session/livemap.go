@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"io"
@@ -178,7 +179,7 @@ func LiveMapWanted(ctx context.Context, path string, es []LiveMapEntry, want fun
 	for k := range order {
 		order[k] = int32(k)
 	}
-	slices.SortStableFunc(order, func(a, b int32) int { return int(es[a].Off - es[b].Off) })
+	slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(es[a].Off, es[b].Off) })
 	hit := make([]bool, len(es))
 	buf := make([]byte, LiveMapReadBuf)
 	var start int64 = -1 // the file offset of buf[0]

@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"cmp"
 	"context"
 	"slices"
 
@@ -86,7 +87,7 @@ func (h Home) historyByLiveMap(ctx context.Context, path string, opt session.His
 			turnOf[e.Line] = e.Turn
 		}
 	}
-	slices.SortFunc(at, func(a, b session.LineAt) int { return int(a.Offset - b.Offset) })
+	slices.SortFunc(at, func(a, b session.LineAt) int { return cmp.Compare(a.Offset, b.Offset) })
 	// read in file order, given in send order: a message that comes
 	// before its place waits
 	held := map[int]session.Message{}

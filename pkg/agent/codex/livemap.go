@@ -35,7 +35,12 @@ func buildLiveMap(ctx context.Context, path string, want func([]byte) bool) (b [
 		es             []session.LiveMapEntry
 		holds, answers [][]string
 	)
-	for _, h := range rp.hist {
+	for k, h := range rp.hist {
+		if k > 0 && h.off < rp.hist[k-1].off {
+			// not in file order: the search gives the messages in the
+			// order it reads them, so it reads as without a map
+			return nil, nil, nil
+		}
 		if len(h.results) > 0 && len(h.calls) == 0 && !anyID(h.results, rp.called) {
 			continue // left out of every request (History: Dropped)
 		}
