@@ -28,7 +28,7 @@ func TestWantedLinesSameHits(t *testing.T) {
 	ctx := context.Background()
 	res := session.DiscoverPaths(paths)
 	sessions, compared, partial := 0, 0, 0
-	lay := &memLiveMaps{m: map[string][]byte{}}
+	lay := &session.LiveMapMemory{}
 	for _, s := range res.Sessions {
 		raw, err := os.ReadFile(s.Main)
 		if err != nil || len(raw) > 1<<20 {
@@ -70,35 +70,14 @@ func TestWantedLinesSameHits(t *testing.T) {
 	if sessions < 20 || compared < 100 || partial < 20 {
 		t.Fatalf("only %d sessions, %d hits compared, %d searches where few lines matched", sessions, compared, partial)
 	}
-	if lay.builds < 5 || lay.uses < 2*lay.builds {
-		t.Fatalf("live maps made %d times, used %d times: the searches did not go through them", lay.builds, lay.uses)
+	if lay.Builds < 5 || lay.Uses < 2*lay.Builds {
+		t.Fatalf("live maps made %d times, used %d times: the searches did not go through them", lay.Builds, lay.Uses)
 	}
 	t.Logf("%d sessions, %d hits compared", sessions, compared)
 }
 
 func hits(t *testing.T, ctx context.Context, s *session.Session, opt Options, decodeAll bool) []Hit {
 	return hitsWith(t, ctx, s, opt, decodeAll, nil)
-}
-
-// memLiveMaps is a session.LiveMapCache in memory that counts its use.
-type memLiveMaps struct {
-	m            map[string][]byte
-	builds, uses int
-}
-
-func (c *memLiveMaps) LiveMap(path, tag string, build func() ([]byte, error)) ([]byte, error) {
-	k := path + "\x00" + tag
-	if b, ok := c.m[k]; ok {
-		c.uses++
-		return b, nil
-	}
-	b, err := build()
-	if err != nil {
-		return nil, err
-	}
-	c.builds++
-	c.m[k] = b
-	return b, nil
 }
 
 func hitsWith(t *testing.T, ctx context.Context, s *session.Session, opt Options, decodeAll bool, lay session.LiveMapCache) []Hit {
@@ -237,13 +216,13 @@ func TestWantedLinesNames(t *testing.T) {
 	if got := hits(t, ctx, res.Sessions[0], opt, false); !reflect.DeepEqual(got, want) {
 		t.Errorf("decoding the lines with the pattern gave\n%+v\ndecoding all\n%+v", got, want)
 	}
-	lay := &memLiveMaps{m: map[string][]byte{}}
+	lay := &session.LiveMapMemory{}
 	for k := 0; k < 2; k++ {
 		if got := hitsWith(t, ctx, res.Sessions[0], opt, false, lay); !reflect.DeepEqual(got, want) {
 			t.Errorf("through the live map (search %d) gave\n%+v\ndecoding all\n%+v", k, got, want)
 		}
 	}
-	if lay.builds != 1 || lay.uses != 1 {
-		t.Fatalf("live map made %d times, used %d times", lay.builds, lay.uses)
+	if lay.Builds != 1 || lay.Uses != 1 {
+		t.Fatalf("live map made %d times, used %d times", lay.Builds, lay.Uses)
 	}
 }

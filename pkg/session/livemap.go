@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/sessctl/sessctl/pkg/jsonl"
 )
@@ -214,6 +215,35 @@ func LiveMapWanted(ctx context.Context, path string, es []LiveMapEntry, want fun
 	return LiveMapWantedFrom(es, hit), nil
 }
 
+// LiveMapBuild makes a file's live map (EncodeLiveMap; nil when the file
+// gets none), asking want of the entries' lines on the way: hit[k] is its
+// answer for entry k.
+type LiveMapBuild func(want func([]byte) bool) (b []byte, hit []bool, err error)
+
+// LiveMapFor is the first half of History with Want through a live map:
+// the file's map under tag, kept in maps or made now by build, and which
+// of its entries to decode (LiveMapWanted). ok is false when the file has
+// none to go by (a compressed file, whose offsets are not the file's; one
+// that gets no map): History then reads as without one.
+func LiveMapFor(ctx context.Context, path, tag string, maps LiveMapCache, want func([]byte) bool, build LiveMapBuild) (es []LiveMapEntry, wanted []bool, ok bool, err error) {
+	if jsonl.IsCompressedName(path) {
+		return nil, nil, false, nil
+	}
+	var hit []bool // want's answers, when the map is made now
+	b, err := maps.LiveMap(path, tag, func() (b []byte, err error) {
+		b, hit, err = build(want)
+		return b, err
+	})
+	if err != nil {
+		return nil, nil, true, err
+	}
+	if es, ok = DecodeLiveMap(tag, b); !ok {
+		return nil, nil, false, nil
+	}
+	wanted, err = LiveMapWantedMade(ctx, path, es, hit, want)
+	return es, wanted, true, err
+}
+
 // LiveMapWantedMade is LiveMapWanted of a map made by this search: hit,
 // when it has an answer of want for each entry (asked while the map was
 // made), spares reading the file again.
@@ -243,3 +273,45 @@ func LiveMapWantedFrom(es []LiveMapEntry, hit []bool) []bool {
 // LiveMapReadBuf is how much of the file LiveMapWanted reads at a time (a
 // variable for tests).
 var LiveMapReadBuf = 1 << 20
+
+// LiveMapMemory is a LiveMapCache in memory, safe for concurrent use: for
+// a run that searches the same files more than once, and for tests (it
+// counts the maps it made and those it gave back).
+type LiveMapMemory struct {
+	mu           sync.Mutex
+	m            map[string][]byte
+	Builds, Uses int
+}
+
+// LiveMap implements LiveMapCache.
+func (c *LiveMapMemory) LiveMap(path, tag string, build func() ([]byte, error)) ([]byte, error) {
+	k := path + "\x00" + tag
+	c.mu.Lock()
+	b, ok := c.m[k]
+	if ok {
+		c.Uses++
+	}
+	c.mu.Unlock()
+	if ok {
+		return b, nil
+	}
+	b, err := build()
+	if err != nil {
+		return nil, err
+	}
+	c.Keep(path, tag, b)
+	c.mu.Lock()
+	c.Builds++
+	c.mu.Unlock()
+	return b, nil
+}
+
+// Keep stores b as the map of the file at path under tag.
+func (c *LiveMapMemory) Keep(path, tag string, b []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string][]byte{}
+	}
+	c.m[path+"\x00"+tag] = b
+}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"slices"
 
-	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/session"
 )
 
@@ -53,24 +52,11 @@ func buildLiveMap(ctx context.Context, path string, want func([]byte) bool) (b [
 // historyByLiveMap is History with Want through the file's live map; done is
 // false when there is none to go by (History reads as without one).
 func (h Home) historyByLiveMap(ctx context.Context, path string, opt session.HistoryOptions, fn func(*session.Message) error) (done bool, err error) {
-	if jsonl.IsCompressedName(path) {
-		return false, nil // its offsets are not the file's
-	}
-	var hit []bool // Want's answers, when the map is made now
-	b, err := opt.LiveMaps.LiveMap(path, liveMapTag, func() (b []byte, err error) {
-		b, hit, err = buildLiveMap(ctx, path, opt.Want)
-		return b, err
+	es, wanted, ok, err := session.LiveMapFor(ctx, path, liveMapTag, opt.LiveMaps, opt.Want, func(want func([]byte) bool) ([]byte, []bool, error) {
+		return buildLiveMap(ctx, path, want)
 	})
-	if err != nil {
-		return true, err
-	}
-	es, ok := session.DecodeLiveMap(liveMapTag, b)
-	if !ok {
-		return false, nil
-	}
-	wanted, err := session.LiveMapWantedMade(ctx, path, es, hit, opt.Want)
-	if err != nil {
-		return true, err
+	if !ok || err != nil {
+		return ok, err
 	}
 	// rank: a wanted message's place among the wanted, in send order
 	rank := make(map[int]int) // line -> rank

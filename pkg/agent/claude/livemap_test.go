@@ -9,27 +9,6 @@ import (
 	"github.com/sessctl/sessctl/pkg/session"
 )
 
-// oneLiveMap is a session.LiveMapCache of one file that counts its builds.
-type oneLiveMap struct {
-	b      []byte
-	builds int
-}
-
-func (c *oneLiveMap) LiveMap(_, tag string, build func() ([]byte, error)) ([]byte, error) {
-	if tag != liveMapTag {
-		panic("tag " + tag)
-	}
-	if c.b == nil {
-		b, err := build()
-		if err != nil {
-			return nil, err
-		}
-		c.b = b
-		c.builds++
-	}
-	return c.b, nil
-}
-
 // TestLiveMapSameHistory holds History with Want through a file's live map to
 // History with Want reading the file's structure: the same messages (turns,
 // states, the partners that name results), for Want taking every line, no
@@ -56,7 +35,8 @@ func TestLiveMapSameHistory(t *testing.T) {
 		if err != nil || b == nil {
 			t.Fatalf("%s: no live map: %v", path, err)
 		}
-		kept := &oneLiveMap{b: b}
+		kept := &session.LiveMapMemory{}
+		kept.Keep(path, liveMapTag, b)
 		// reads smaller than the lines, and a little larger
 		session.LiveMapReadBuf = []int{1 << 20, 300, 4096}[k%3]
 		for name, want := range wants {
@@ -71,7 +51,7 @@ func TestLiveMapSameHistory(t *testing.T) {
 				t.Fatalf("%s: %v", path, err)
 			}
 			// made by this search (Want asked on the way), and kept
-			for _, lay := range []*oneLiveMap{{}, kept} {
+			for _, lay := range []*session.LiveMapMemory{{}, kept} {
 				through = through[:0]
 				done, err := Home{}.historyByLiveMap(ctx, path, session.HistoryOptions{Want: want, LiveMaps: lay}, collect(&through))
 				if err != nil {
@@ -83,8 +63,8 @@ func TestLiveMapSameHistory(t *testing.T) {
 				if !reflect.DeepEqual(direct, through) {
 					t.Errorf("%s, want %s, map made now: %v: through the live map\n%+v\nreading the structure\n%+v", path, name, lay != kept, through, direct)
 				}
-				if made := lay != kept; lay.builds != map[bool]int{true: 1}[made] {
-					t.Fatalf("%s: live map made %d times", path, lay.builds)
+				if made := lay != kept; lay.Builds != map[bool]int{true: 1}[made] {
+					t.Fatalf("%s: live map made %d times", path, lay.Builds)
 				}
 			}
 			compared += len(direct)

@@ -24,10 +24,12 @@ func TestLiveMapRefusesFIFO(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Skipf("no FIFO here: %v", err)
 	}
+	kept := &session.LiveMapMemory{}
+	kept.Keep(fifo, liveMapTag, b)
 	done := make(chan error, 1)
 	go func() {
 		_, err := Home{}.historyByLiveMap(context.Background(), fifo,
-			session.HistoryOptions{Want: func([]byte) bool { return true }, LiveMaps: &oneLiveMap{b: b}},
+			session.HistoryOptions{Want: func([]byte) bool { return true }, LiveMaps: kept},
 			func(*session.Message) error { return nil })
 		done <- err
 	}()

@@ -3,7 +3,6 @@ package codex
 import (
 	"context"
 
-	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/session"
 )
 
@@ -71,24 +70,11 @@ func anyID(ids []string, in map[string]bool) bool {
 // historyByLiveMap is History with Want through the file's live map; done
 // is false when there is none to go by (History reads as without one).
 func (h Home) historyByLiveMap(ctx context.Context, path string, opt session.HistoryOptions, fn func(*session.Message) error) (done bool, err error) {
-	if jsonl.IsCompressedName(path) {
-		return false, nil // its offsets are not the file's
-	}
-	var hit []bool // Want's answers, when the map is made now
-	b, err := opt.LiveMaps.LiveMap(path, liveMapTag, func() (b []byte, err error) {
-		b, hit, err = buildLiveMap(ctx, path, opt.Want)
-		return b, err
+	es, wanted, ok, err := session.LiveMapFor(ctx, path, liveMapTag, opt.LiveMaps, opt.Want, func(want func([]byte) bool) ([]byte, []bool, error) {
+		return buildLiveMap(ctx, path, want)
 	})
-	if err != nil {
-		return true, err
-	}
-	es, ok := session.DecodeLiveMap(liveMapTag, b)
-	if !ok {
-		return false, nil
-	}
-	wanted, err := session.LiveMapWantedMade(ctx, path, es, hit, opt.Want)
-	if err != nil {
-		return true, err
+	if !ok || err != nil {
+		return ok, err
 	}
 	// the lines to read, once each, in file order (the map's order), and
 	// where each line's entries start

@@ -15,26 +15,6 @@ import (
 	"github.com/sessctl/sessctl/pkg/session"
 )
 
-// oneLiveMap is a session.LiveMapCache of one file that counts its builds.
-type oneLiveMap struct {
-	b      []byte
-	builds int
-}
-
-func (c *oneLiveMap) LiveMap(_, tag string, build func() ([]byte, error)) ([]byte, error) {
-	if tag != liveMapTag {
-		panic("tag " + tag)
-	}
-	if c.b == nil {
-		b, err := build()
-		if err != nil {
-			return nil, err
-		}
-		c.b, c.builds = b, c.builds+1
-	}
-	return c.b, nil
-}
-
 // mapRollouts are the Codex rollouts of the repository (the oracle's cases of
 // the real Codex, the hand-written store), the shared samples when present,
 // and a few internal/gen makes.
@@ -119,15 +99,16 @@ func TestLiveMapAsHistory(t *testing.T) {
 		if err != nil || b == nil {
 			t.Fatalf("%s: no live map: %v", path, err)
 		}
-		kept := &oneLiveMap{b: b}
+		kept := &session.LiveMapMemory{}
+		kept.Keep(path, liveMapTag, b)
 		for name, want := range wants {
 			// through a map kept, and one made by this search (Want asked
 			// during the replay)
 			var got, made []session.Message
 			for _, run := range []struct {
-				lay *oneLiveMap
+				lay *session.LiveMapMemory
 				to  *[]session.Message
-			}{{kept, &got}, {&oneLiveMap{}, &made}} {
+			}{{kept, &got}, {&session.LiveMapMemory{}, &made}} {
 				done, err := Home{}.historyByLiveMap(ctx, path, session.HistoryOptions{Want: want, LiveMaps: run.lay}, collect(run.to))
 				if err != nil {
 					t.Fatalf("%s: %v", path, err)
@@ -136,7 +117,7 @@ func TestLiveMapAsHistory(t *testing.T) {
 					t.Fatalf("%s: no live map was made of it", path)
 				}
 			}
-			if kept.builds != 0 {
+			if kept.Builds != 0 {
 				t.Fatalf("%s: a kept map was made again", path)
 			}
 			if !reflect.DeepEqual(made, got) {
