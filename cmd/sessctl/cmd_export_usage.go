@@ -114,7 +114,7 @@ func usageExportAction(env *appEnv, c *cli.Context) error {
 // sessions' totals, with each session's project its real working
 // directory where the files say it.
 func countedRequests(ctx context.Context, env *appEnv, roots []string, agent session.Agent, since time.Time) (*stats.Requests, error) {
-	ss, err := usageSessions(env, roots, nil, agent, since)
+	ss, err := usageSessions(env, roots, nil, agent, since, nil)
 	if err != nil {
 		return nil, err
 	}

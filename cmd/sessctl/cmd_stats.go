@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessctl/sessctl/pkg/index"
 	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/session"
 	"github.com/sessctl/sessctl/pkg/stats"
@@ -119,13 +120,17 @@ func runStats(ctx context.Context, env *appEnv, opt statsOptions) error {
 		defer boundMemory([]*session.Session{s})()
 		return runStatsOne(ctx, env, namedFile(s, opt.args[0]), opt)
 	}
-	ss, err := usageSessions(env, opt.roots, opt.args, opt.agent, opt.since)
+	// the index serves discovery too (its snapshots, docs/index.md); the
+	// run closes it once the files are read
+	ix := openIndex(env, opt.index)
+	ss, err := usageSessions(env, opt.roots, opt.args, opt.agent, opt.since, ix)
 	if err != nil {
+		closeIndex(ix)
 		return err
 	}
 	defer boundMemory(ss)()
 	defer usageBudget(env)()
-	if err := runStatsMany(ctx, env, ss, opt); err != nil {
+	if err := runStatsMany(ctx, env, ss, opt, ix); err != nil {
 		return err
 	}
 	if ctx.Err() != nil {
@@ -137,8 +142,10 @@ func runStats(ctx context.Context, env *appEnv, opt statsOptions) error {
 // usageSessions finds the sessions whose recorded usage stats counts for
 // many sessions (and export --usage exports): those of agent (all when
 // empty) updated since since, each session stored twice counted once.
-func usageSessions(env *appEnv, roots, args []string, agent session.Agent, since time.Time) ([]*session.Session, error) {
-	res := discoverScope(env, roots, args)
+//
+// ix, when open, gives discovery its snapshot (discoverIndexed).
+func usageSessions(env *appEnv, roots, args []string, agent session.Agent, since time.Time, ix *index.Index) ([]*session.Session, error) {
+	res := discoverIndexed(env, roots, args, ix)
 	if err := discoveryProblems(env, res, len(res.Sessions) == 0); err != nil {
 		return nil, err
 	}
@@ -242,7 +249,8 @@ type statsManyJSON struct {
 	CountedNotByCCUsage int `json:"counted_not_by_ccusage"`
 }
 
-func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt statsOptions) error {
+// runStatsMany closes ix (nil: no index) once it has read the files.
+func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt statsOptions, ix *index.Index) error {
 	// a project is its real working directory, as ls shows it: Claude Code's
 	// and clawdcode's folder names are escaped paths (one directory would
 	// be two projects beside Codex's cwd), so their transcripts' head says
@@ -263,7 +271,6 @@ func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt s
 		ss = kept
 	}
 	pr := newProgress(ctx, env, opt.progress, "scanning", 0, unitBytes)
-	ix := openIndex(env, opt.index)
 	// the result of the whole run comes from the index when no file
 	// changed since the same run before, except where the rows are made
 	// of the requests themselves (by day, by model), which it does not keep
