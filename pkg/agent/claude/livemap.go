@@ -58,19 +58,15 @@ func (h Home) historyByLiveMap(ctx context.Context, path string, opt session.His
 	if !ok || err != nil {
 		return ok, err
 	}
-	// rank: a wanted message's place among the wanted, in send order
-	rank := make(map[int]int) // line -> rank
+	// a wanted message's place among the wanted, in send order, and its
+	// turn, by its line
+	type place struct{ rank, turn int }
+	of := map[int]place{}
 	var at []session.LineAt
 	for k, e := range es {
 		if wanted[k] {
-			rank[e.Line] = len(rank)
+			of[e.Line] = place{len(at), e.Turn}
 			at = append(at, session.LineAt{Num: e.Line, Offset: e.Off, Len: e.Len})
-		}
-	}
-	turnOf := make(map[int]int, len(at))
-	for k, e := range es {
-		if wanted[k] {
-			turnOf[e.Line] = e.Turn
 		}
 	}
 	slices.SortFunc(at, func(a, b session.LineAt) int { return cmp.Compare(a.Offset, b.Offset) })
@@ -79,12 +75,13 @@ func (h Home) historyByLiveMap(ctx context.Context, path string, opt session.His
 	held := map[int]session.Message{}
 	next := 0
 	err = session.ReadLinesAt(ctx, path, h, at, func(r *session.Record) error {
-		k, ok := rank[r.Line.Num]
+		p, ok := of[r.Line.Num]
 		if !ok {
 			return nil
 		}
+		k := p.rank
 		m := message(r)
-		m.Turn, m.State = turnOf[r.Line.Num], session.Live
+		m.Turn, m.State = p.turn, session.Live
 		if k != next {
 			held[k] = cloneMessage(&m)
 			return nil
