@@ -78,6 +78,13 @@ type LineAt struct {
 	Len    int64
 }
 
+// LineReader is a home whose client reads a line's bytes in its own way
+// before decoding them (Kimi CLI: invalid UTF-8 as U+FFFD, as Python
+// does). ReadLinesAt gives it each line, validated, before decoding it.
+type LineReader interface {
+	ReadLine(l *jsonl.Line)
+}
+
 // ReadLinesAt is ReadFileContext for the lines at, in file order, each
 // read alone (pread), not the bytes between them: for a caller that knows
 // from an earlier pass which lines it needs. The lines are validated and
@@ -92,8 +99,12 @@ func ReadLinesAt(ctx context.Context, path string, f Format, at []LineAt, fn fun
 		return err
 	}
 	defer fh.Close()
+	rp, _ := f.(LineReader)
 	decode := func(l *jsonl.Line, r *Record) {
 		l.Revalidate()
+		if rp != nil {
+			rp.ReadLine(l)
+		}
 		*r = Decode(f, l)
 	}
 	rf, ok := fh.(io.ReaderAt)

@@ -90,6 +90,11 @@ func (Home) Turns(ctx context.Context, path string) ([]session.Turn, error) {
 
 // History implements session.Conversation.
 func (h Home) History(ctx context.Context, path string, opt session.HistoryOptions, fn func(*session.Message) error) error {
+	if opt.Want != nil && opt.LiveMaps != nil && !opt.All {
+		if done, err := h.historyByLiveMap(ctx, path, opt, fn); done {
+			return err
+		}
+	}
 	turn := -1
 	return readRecords(ctx, path, func(r *session.Record) error {
 		if r.Kind == session.KindCheckpoint {
@@ -99,10 +104,7 @@ func (h Home) History(ctx context.Context, path string, opt session.HistoryOptio
 		if r.Kind != session.KindMessage {
 			return nil
 		}
-		m := session.Message{Turn: turn, Role: r.Role, Text: r.Text, Thinking: r.Thinking, ToolCalls: r.ToolCalls,
-			ToolResults: r.ToolResults, Prompt: r.UserPrompt, Line: r.Line.Num, Offset: r.Line.Offset, Timestamp: r.Timestamp}
-		m.Summary = r.Role == session.RoleUser && strings.HasPrefix(r.Text, SummaryPrefix)
-		m.Injected = r.Synthetic && !m.Summary
+		m := message(r, turn)
 		if !accepted(r) {
 			m.State = session.Dropped
 			if !opt.All {
@@ -111,6 +113,15 @@ func (h Home) History(ctx context.Context, path string, opt session.HistoryOptio
 		}
 		return fn(&m)
 	})
+}
+
+// message makes the Message of a message record in turn.
+func message(r *session.Record, turn int) session.Message {
+	m := session.Message{Turn: turn, Role: r.Role, Text: r.Text, Thinking: r.Thinking, ToolCalls: r.ToolCalls,
+		ToolResults: r.ToolResults, Prompt: r.UserPrompt, Line: r.Line.Num, Offset: r.Line.Offset, Timestamp: r.Timestamp}
+	m.Summary = r.Role == session.RoleUser && strings.HasPrefix(r.Text, SummaryPrefix)
+	m.Injected = r.Synthetic && !m.Summary
+	return m
 }
 
 // accepted reports whether Kimi's restore accepts a message record: the

@@ -1,0 +1,103 @@
+package kimi
+
+import (
+	"context"
+	"io"
+
+	"github.com/sessctl/sessctl/pkg/jsonl"
+	"github.com/sessctl/sessctl/pkg/session"
+)
+
+// The live map of a context file (session.LiveMapEntry): the message
+// records Kimi accepts, in file order (which is the order it sends them),
+// each with the checkpoint it follows as its turn. Building it reads the
+// file as History does; a search through it reads and decodes only the
+// lines with a hit and their partners, each read as Kimi reads it
+// (ReadLine). TestLiveMapAsHistory holds it to History.
+
+// liveMapTag names the encoding and the rules; another is built anew.
+const liveMapTag = "kimi/livemap/1"
+
+// ReadLine implements session.LineReader: Kimi reads a line as Python
+// does (Repair).
+func (Home) ReadLine(l *jsonl.Line) { Repair(l) }
+
+// buildLiveMap reads the file and encodes its live map; nil when it gets
+// none. want, when set, is asked of each message line's bytes as they
+// are in the file: hit says what it answered, entry by entry.
+func buildLiveMap(ctx context.Context, path string, want func([]byte) bool) (b []byte, hit []bool, err error) {
+	fh, err := jsonl.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer fh.Close()
+	var (
+		es             []session.LiveMapEntry
+		holds, answers [][]string
+	)
+	turn := -1
+	rd := jsonl.NewReader(fh)
+	for {
+		l, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if l.Num%256 == 0 && ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		h := want != nil && l.Raw != nil && want(l.Raw) // the file's bytes, before Repair
+		off, n := l.Offset, l.Len
+		Repair(l)
+		r := session.Decode(Home{}, l)
+		switch {
+		case r.Kind == session.KindCheckpoint:
+			turn = r.CheckpointID
+			continue
+		case r.Kind != session.KindMessage || !accepted(&r):
+			continue
+		}
+		var ho, an []string
+		for _, c := range r.ToolCalls {
+			ho = append(ho, c.ID)
+		}
+		for _, res := range r.ToolResults {
+			ho, an = append(ho, res.CallID), append(an, res.CallID)
+		}
+		es = append(es, session.LiveMapEntry{Line: l.Num, Off: off, Len: n, Sub: -1, Turn: turn})
+		hit, holds, answers = append(hit, h), append(holds, ho), append(answers, an)
+	}
+	if !session.LiveMapPartners(es, func(k int) []string { return holds[k] }, func(k int) []string { return answers[k] }) {
+		return nil, nil, nil
+	}
+	return session.EncodeLiveMap(liveMapTag, es), hit, nil
+}
+
+// historyByLiveMap is History with Want through the file's live map; done
+// is false when there is none to go by (History reads as without one).
+func (h Home) historyByLiveMap(ctx context.Context, path string, opt session.HistoryOptions, fn func(*session.Message) error) (done bool, err error) {
+	es, wanted, ok, err := session.LiveMapFor(ctx, path, liveMapTag, opt.LiveMaps, opt.Want, func(want func([]byte) bool) ([]byte, []bool, error) {
+		return buildLiveMap(ctx, path, want)
+	})
+	if !ok || err != nil {
+		return ok, err
+	}
+	turn := map[int]int{} // line -> turn, of the lines to read
+	var at []session.LineAt
+	for k, e := range es {
+		if wanted[k] {
+			turn[e.Line] = e.Turn
+			at = append(at, session.LineAt{Num: e.Line, Offset: e.Off, Len: e.Len})
+		}
+	}
+	return true, session.ReadLinesAt(ctx, path, h, at, func(r *session.Record) error {
+		t, ok := turn[r.Line.Num]
+		if !ok || r.Kind != session.KindMessage {
+			return nil // the file changed since its map
+		}
+		m := message(r, t)
+		return fn(&m)
+	})
+}
