@@ -77,6 +77,15 @@ func LiveMapPartners[K comparable](es []LiveMapEntry, holds func(k int) []K, ans
 	return true
 }
 
+// EncodeLiveMapWith sets the partners of the map's entries
+// (LiveMapPartners) and encodes it under tag; nil when there are too many.
+func EncodeLiveMapWith[K comparable](tag string, es []LiveMapEntry, holds, answers func(k int) []K) []byte {
+	if !LiveMapPartners(es, holds, answers) {
+		return nil
+	}
+	return EncodeLiveMap(tag, es)
+}
+
 // EncodeLiveMap encodes a live map under the home's tag (which names its
 // encoding and rules: a map under another tag is not taken).
 func EncodeLiveMap(tag string, es []LiveMapEntry) []byte {

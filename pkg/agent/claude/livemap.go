@@ -43,10 +43,7 @@ func buildLiveMap(ctx context.Context, path string, want func([]byte) bool) (b [
 		return append(n.calls[:len(n.calls):len(n.calls)], n.results...)
 	}
 	answers := func(k int) []uint64 { return ix.nodes[live[k]].results }
-	if !session.LiveMapPartners(es, holds, answers) {
-		return nil, nil, nil
-	}
-	return session.EncodeLiveMap(liveMapTag, es), hit, nil
+	return session.EncodeLiveMapWith(liveMapTag, es, holds, answers), hit, nil
 }
 
 // historyByLiveMap is History with Want through the file's live map; done is

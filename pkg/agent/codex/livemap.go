@@ -52,10 +52,7 @@ func buildLiveMap(ctx context.Context, path string, want func([]byte) bool) (b [
 		es, hit = append(es, e), append(hit, h.hit)
 		holds, answers = append(holds, append(h.calls[:len(h.calls):len(h.calls)], h.results...)), append(answers, h.results)
 	}
-	if !session.LiveMapPartners(es, func(k int) []string { return holds[k] }, func(k int) []string { return answers[k] }) {
-		return nil, nil, nil
-	}
-	return session.EncodeLiveMap(liveMapTag, es), hit, nil
+	return session.EncodeLiveMapWith(liveMapTag, es, func(k int) []string { return holds[k] }, func(k int) []string { return answers[k] }), hit, nil
 }
 
 func anyID(ids []string, in map[string]bool) bool {

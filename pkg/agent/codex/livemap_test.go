@@ -1,9 +1,7 @@
 package codex
 
 import (
-	"bytes"
 	"context"
-	"hash/fnv"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -12,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sessctl/sessctl/internal/livemaptest"
 	"github.com/sessctl/sessctl/pkg/session"
 )
 
@@ -56,96 +55,20 @@ func mapRollouts(t *testing.T) []string {
 }
 
 // TestLiveMapAsHistory holds History through a rollout's live map to
-// History reading the whole file: with Want taking every line, the same
-// messages; taking none or about a third, the messages given are in the
-// same order and the same as History's, and among them are every message
-// of a line Want takes and every output Codex adds for a call left
-// unanswered. The map must be used: a file that gets none fails.
+// History reading the whole file (livemaptest.Check), with every output
+// Codex adds for a call left unanswered among what a search gives. The map
+// must be used: a file that gets none fails.
 func TestLiveMapAsHistory(t *testing.T) {
-	ctx := context.Background()
-	wants := map[string]func([]byte) bool{
-		"every line": func([]byte) bool { return true },
-		"no line":    func([]byte) bool { return false },
-		"a third": func(raw []byte) bool {
-			h := fnv.New32a()
-			h.Write(raw)
-			return h.Sum32()%3 == 0
-		},
-	}
-	collect := func(to *[]session.Message) func(*session.Message) error {
-		return func(m *session.Message) error {
-			c := *m
-			c.ToolCalls = append([]session.ToolCall(nil), m.ToolCalls...)
-			c.ToolResults = append([]session.ToolResult(nil), m.ToolResults...)
-			*to = append(*to, c)
-			return nil
-		}
-	}
 	files := mapRollouts(t)
 	compared, synthetic := 0, 0
-	defer func(n int) { session.LiveMapReadBuf = n }(session.LiveMapReadBuf)
 	for k, path := range files {
-		session.LiveMapReadBuf = []int{1 << 20, 300, 4096}[k%3]
-		raw, err := os.ReadFile(path)
+		b, _, err := buildLiveMap(context.Background(), path, nil)
 		if err != nil {
-			t.Fatal(err)
-		}
-		lines := bytes.Split(raw, []byte("\n"))
-		var full []session.Message
-		if err := (Home{}).History(ctx, path, session.HistoryOptions{}, collect(&full)); err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
-		b, _, err := buildLiveMap(ctx, path, nil)
-		if err != nil || b == nil {
-			t.Fatalf("%s: no live map: %v", path, err)
-		}
-		kept := &session.LiveMapMemory{}
-		kept.Keep(path, liveMapTag, b)
-		for name, want := range wants {
-			// through a map kept, and one made by this search (Want asked
-			// during the replay)
-			var got, made []session.Message
-			for _, run := range []struct {
-				lay *session.LiveMapMemory
-				to  *[]session.Message
-			}{{kept, &got}, {&session.LiveMapMemory{}, &made}} {
-				done, err := Home{}.historyByLiveMap(ctx, path, session.HistoryOptions{Want: want, LiveMaps: run.lay}, collect(run.to))
-				if err != nil {
-					t.Fatalf("%s: %v", path, err)
-				}
-				if !done {
-					t.Fatalf("%s: no live map was made of it", path)
-				}
-			}
-			if kept.Builds != 0 {
-				t.Fatalf("%s: a kept map was made again", path)
-			}
-			if !reflect.DeepEqual(made, got) {
-				t.Errorf("%s, want %s: through a map made now\n%+v\nthrough the kept one\n%+v", path, name, made, got)
-			}
-			compared += len(got)
-			if name == "every line" {
-				if !reflect.DeepEqual(got, full) {
-					t.Errorf("%s: through the live map\n%+v\nreading the file\n%+v", path, got, full)
-				}
-				continue
-			}
-			j := 0
-			for _, m := range full {
-				line := bytes.TrimSuffix(lines[m.Line-1], []byte("\r"))
-				must := want(line) || m.Synthetic
-				if j < len(got) && reflect.DeepEqual(got[j], m) {
-					j++
-					continue
-				}
-				if must {
-					t.Errorf("%s, want %s: line %d (%s) is missing, or out of order", path, name, m.Line, m.Role)
-				}
-			}
-			if j != len(got) {
-				t.Errorf("%s, want %s: %d messages History does not give, or not in its order", path, name, len(got)-j)
-			}
-		}
+		full, n := livemaptest.Check(t, Home{}, path, liveMapTag, b, livemaptest.Wants,
+			func(m *session.Message) bool { return m.Synthetic }, k)
+		compared += n
 		for _, m := range full {
 			if m.Synthetic {
 				synthetic++

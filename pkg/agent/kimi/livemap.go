@@ -69,10 +69,7 @@ func buildLiveMap(ctx context.Context, path string, want func([]byte) bool) (b [
 		es = append(es, session.LiveMapEntry{Line: l.Num, Off: off, Len: n, Sub: -1, Turn: turn})
 		hit, holds, answers = append(hit, h), append(holds, ho), append(answers, an)
 	}
-	if !session.LiveMapPartners(es, func(k int) []string { return holds[k] }, func(k int) []string { return answers[k] }) {
-		return nil, nil, nil
-	}
-	return session.EncodeLiveMap(liveMapTag, es), hit, nil
+	return session.EncodeLiveMapWith(liveMapTag, es, func(k int) []string { return holds[k] }, func(k int) []string { return answers[k] }), hit, nil
 }
 
 // historyByLiveMap is History with Want through the file's live map; done

@@ -3,7 +3,6 @@ package kimi
 import (
 	"bytes"
 	"context"
-	"hash/fnv"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sessctl/sessctl/internal/livemaptest"
 	"github.com/sessctl/sessctl/pkg/session"
 )
 
@@ -67,87 +67,23 @@ func exists(p string) bool {
 }
 
 // TestLiveMapAsHistory holds History through a context file's live map to
-// History reading the file: with Want taking every line, the same
-// messages; taking none or about a third, History's messages in its order,
-// with every message of a line Want takes; a map made by the search and a
-// kept one give the same. The map must be used: a file that gets none
-// fails.
+// History reading the file (livemaptest.Check), also for a search of the
+// word the own context is about. The map must be used: a file that gets
+// none fails.
 func TestLiveMapAsHistory(t *testing.T) {
-	ctx := context.Background()
-	wants := map[string]func([]byte) bool{
-		"every line": func([]byte) bool { return true },
-		"no line":    func([]byte) bool { return false },
-		"a third": func(raw []byte) bool {
-			h := fnv.New32a()
-			h.Write(raw)
-			return h.Sum32()%3 == 0
-		},
-		"needle": func(raw []byte) bool { return bytes.Contains(raw, []byte("needle")) },
-	}
-	collect := func(to *[]session.Message) func(*session.Message) error {
-		return func(m *session.Message) error {
-			c := *m
-			c.ToolCalls = append([]session.ToolCall(nil), m.ToolCalls...)
-			c.ToolResults = append([]session.ToolResult(nil), m.ToolResults...)
-			*to = append(*to, c)
-			return nil
-		}
+	wants := map[string]func([]byte) bool{"needle": func(raw []byte) bool { return bytes.Contains(raw, []byte("needle")) }}
+	for name, w := range livemaptest.Wants {
+		wants[name] = w
 	}
 	files := contexts(t)
 	compared := 0
-	for _, path := range files {
-		raw, err := os.ReadFile(path)
+	for k, path := range files {
+		b, _, err := buildLiveMap(context.Background(), path, nil)
 		if err != nil {
-			t.Fatal(err)
-		}
-		lines := bytes.Split(raw, []byte("\n"))
-		var full []session.Message
-		if err := (Home{}).History(ctx, path, session.HistoryOptions{}, collect(&full)); err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
-		b, _, err := buildLiveMap(ctx, path, nil)
-		if err != nil || b == nil {
-			t.Fatalf("%s: no live map: %v", path, err)
-		}
-		kept := &session.LiveMapMemory{}
-		kept.Keep(path, liveMapTag, b)
-		for name, want := range wants {
-			var got, made []session.Message
-			for _, run := range []struct {
-				lay *session.LiveMapMemory
-				to  *[]session.Message
-			}{{kept, &got}, {&session.LiveMapMemory{}, &made}} {
-				if err := (Home{}).History(ctx, path, session.HistoryOptions{Want: want, LiveMaps: run.lay}, collect(run.to)); err != nil {
-					t.Fatalf("%s: %v", path, err)
-				}
-			}
-			if kept.Builds != 0 || kept.Uses == 0 {
-				t.Fatalf("%s: the kept map was not used (%d uses) or made again", path, kept.Uses)
-			}
-			if !reflect.DeepEqual(made, got) {
-				t.Errorf("%s, want %s: through a map made now\n%+v\nthrough the kept one\n%+v", path, name, made, got)
-			}
-			compared += len(got)
-			if name == "every line" {
-				if !reflect.DeepEqual(got, full) {
-					t.Errorf("%s: through the live map\n%+v\nreading the file\n%+v", path, got, full)
-				}
-				continue
-			}
-			j := 0
-			for _, m := range full {
-				if j < len(got) && reflect.DeepEqual(got[j], m) {
-					j++
-					continue
-				}
-				if want(bytes.TrimSuffix(lines[m.Line-1], []byte("\r"))) {
-					t.Errorf("%s, want %s: line %d (%s) is missing, or out of order", path, name, m.Line, m.Role)
-				}
-			}
-			if j != len(got) {
-				t.Errorf("%s, want %s: %d messages History does not give, or not in its order", path, name, len(got)-j)
-			}
-		}
+		_, n := livemaptest.Check(t, Home{}, path, liveMapTag, b, wants, nil, k)
+		compared += n
 	}
 	if len(files) < 3 || compared < 20 {
 		t.Fatalf("only %d files, %d messages compared", len(files), compared)
