@@ -23,9 +23,17 @@ type fileScan struct {
 }
 
 func scanFile(ctx context.Context, path string) (*fileScan, error) {
+	return scanFileEach(ctx, path, nil)
+}
+
+// scanFileEach is scanFile that also gives each record to each (nil: none).
+func scanFileEach(ctx context.Context, path string, each func(*session.Record)) (*fileScan, error) {
 	sc := &fileScan{boundary: -1}
 	byKey := map[string]int{}
 	err := session.ReadFileContext(ctx, path, Home{}, func(r *session.Record) error {
+		if each != nil {
+			each(r)
+		}
 		if r.Type == "system/compact_boundary" {
 			sc.boundary = r.Line.Offset
 			for i := range sc.turns {
@@ -71,20 +79,20 @@ func (Home) Turns(ctx context.Context, path string) ([]session.Turn, error) {
 
 // History implements session.Conversation.
 func (h Home) History(ctx context.Context, path string, opt session.HistoryOptions, fn func(*session.Message) error) error {
+	if opt.Want != nil && opt.LiveMaps != nil && !opt.All {
+		if done, err := h.historyByLiveMap(ctx, path, opt, fn); done {
+			return err
+		}
+	}
 	sc, err := scanFile(ctx, path)
 	if err != nil {
 		return err
 	}
 	return session.ReadFileContext(ctx, path, h, func(r *session.Record) error {
-		if r.Kind != session.KindMessage && !(r.Kind == session.KindCompaction && r.Role == session.RoleUser) {
+		if !conversational(r) {
 			return nil
 		}
-		if r.Role != session.RoleUser && r.Role != session.RoleAssistant && r.Role != session.RoleTool {
-			return nil
-		}
-		m := session.Message{Turn: sc.at.At(r.Line.Offset), Role: r.Role, Text: r.Text, Thinking: r.Thinking,
-			ToolCalls: r.ToolCalls, ToolResults: r.ToolResults, Prompt: r.UserPrompt, Summary: r.Kind == session.KindCompaction,
-			Line: r.Line.Num, Offset: r.Line.Offset, ID: r.UUID, Model: r.Model, Timestamp: r.Timestamp}
+		m := message(r, sc.at.At(r.Line.Offset))
 		if r.Line.Offset < sc.boundary {
 			m.State = session.Compacted
 		}
@@ -93,6 +101,22 @@ func (h Home) History(ctx context.Context, path string, opt session.HistoryOptio
 		}
 		return fn(&m)
 	})
+}
+
+// conversational reports whether a record is a message of the conversation
+// clawdcode loads (when after the last boundary).
+func conversational(r *session.Record) bool {
+	if r.Kind != session.KindMessage && !(r.Kind == session.KindCompaction && r.Role == session.RoleUser) {
+		return false
+	}
+	return r.Role == session.RoleUser || r.Role == session.RoleAssistant || r.Role == session.RoleTool
+}
+
+// message makes the Message of a conversational record in turn.
+func message(r *session.Record, turn int) session.Message {
+	return session.Message{Turn: turn, Role: r.Role, Text: r.Text, Thinking: r.Thinking,
+		ToolCalls: r.ToolCalls, ToolResults: r.ToolResults, Prompt: r.UserPrompt, Summary: r.Kind == session.KindCompaction,
+		Line: r.Line.Num, Offset: r.Line.Offset, ID: r.UUID, Model: r.Model, Timestamp: r.Timestamp}
 }
 
 // PlanRevert implements checkpoint.Reverter: the file is cut before the
