@@ -253,6 +253,28 @@ func LiveMapFor(ctx context.Context, path, tag string, maps LiveMapCache, want f
 	return es, wanted, true, err
 }
 
+// LiveMapLines is the second half of History with Want through a live
+// map, for a home whose entries are whole lines in file order (the order
+// its client sends them): it reads and decodes the wanted lines (ReadLinesAt)
+// and calls fn with each record and its entry's turn.
+func LiveMapLines(ctx context.Context, path string, f Format, es []LiveMapEntry, wanted []bool, fn func(r *Record, turn int) error) error {
+	turn := map[int]int{} // line -> turn, of the lines to read
+	var at []LineAt
+	for k, e := range es {
+		if wanted[k] {
+			turn[e.Line] = e.Turn
+			at = append(at, LineAt{Num: e.Line, Offset: e.Off, Len: e.Len})
+		}
+	}
+	return ReadLinesAt(ctx, path, f, at, func(r *Record) error {
+		t, ok := turn[r.Line.Num]
+		if !ok {
+			return nil
+		}
+		return fn(r, t)
+	})
+}
+
 // LiveMapWantedMade is LiveMapWanted of a map made by this search: hit,
 // when it has an answer of want for each entry (asked while the map was
 // made), spares reading the file again.

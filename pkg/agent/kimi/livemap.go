@@ -81,20 +81,11 @@ func (h Home) historyByLiveMap(ctx context.Context, path string, opt session.His
 	if !ok || err != nil {
 		return ok, err
 	}
-	turn := map[int]int{} // line -> turn, of the lines to read
-	var at []session.LineAt
-	for k, e := range es {
-		if wanted[k] {
-			turn[e.Line] = e.Turn
-			at = append(at, session.LineAt{Num: e.Line, Offset: e.Off, Len: e.Len})
-		}
-	}
-	return true, session.ReadLinesAt(ctx, path, h, at, func(r *session.Record) error {
-		t, ok := turn[r.Line.Num]
-		if !ok || r.Kind != session.KindMessage {
+	return true, session.LiveMapLines(ctx, path, h, es, wanted, func(r *session.Record, turn int) error {
+		if r.Kind != session.KindMessage {
 			return nil // the file changed since its map
 		}
-		m := message(r, t)
+		m := message(r, turn)
 		return fn(&m)
 	})
 }
