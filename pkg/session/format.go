@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os"
 	"regexp"
 	"runtime"
 	"strings"
@@ -124,7 +125,12 @@ func ReadLinesAt(ctx context.Context, path string, f Format, at []LineAt, fn fun
 			return fn(&r)
 		})
 	}
-	src := &linesAt{f: rf, at: at}
+	src := &linesAt{f: rf, at: at, size: -1}
+	if st, ok := fh.(interface{ Stat() (os.FileInfo, error) }); ok {
+		if fi, err := st.Stat(); err == nil {
+			src.size = fi.Size()
+		}
+	}
 	if runtime.GOMAXPROCS(0) < 2 {
 		return scanSerial(ctx, src, decode, func(_ *jsonl.Line, r *Record) error { return fn(r) })
 	}
@@ -135,6 +141,7 @@ func ReadLinesAt(ctx context.Context, path string, f Format, at []LineAt, fn fun
 // bytes after it, for its terminator).
 type linesAt struct {
 	f    io.ReaderAt
+	size int64 // the file's size when opened (-1: not known)
 	at   []LineAt
 	i    int
 	buf  []byte
@@ -148,6 +155,11 @@ func (s *linesAt) Next() (*jsonl.Line, error) {
 	a := s.at[s.i]
 	s.i++
 	need := int(a.Len) + 2
+	if s.size >= 0 && int64(need) > s.size-a.Offset {
+		// a line said to run past the end of the file (it is shorter
+		// now): what is there is read, no more is allocated
+		need = int(max(s.size-a.Offset, 0))
+	}
 	if cap(s.buf) < need {
 		s.buf = make([]byte, need)
 	}

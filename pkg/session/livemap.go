@@ -59,17 +59,26 @@ func LiveMapPartners[K comparable](es []LiveMapEntry, holds func(k int) []K, ans
 			}
 		}
 	}
-	total := 0
+	// the ids are session text: the work is bounded as well as the
+	// partners, and a partner already taken is known by its mark (not by
+	// a search of those taken), so that no file makes this quadratic
+	bound := MaxLiveMapPartners*len(es) + 1024
+	mark := make([]int32, len(es)) // k+1: taken for entry k
+	total, visits := 0, 0
 	for k := range es {
 		var ps []int32
 		for _, id := range answers(k) {
 			for _, p := range holders[id] {
-				if p != int32(k) && !slices.Contains(ps, p) {
+				if visits++; visits > 8*bound {
+					return false
+				}
+				if p != int32(k) && mark[p] != int32(k)+1 {
+					mark[p] = int32(k) + 1
 					ps = append(ps, p)
 				}
 			}
 		}
-		if total += len(ps); total > MaxLiveMapPartners*len(es)+1024 {
+		if total += len(ps); total > bound {
 			return false
 		}
 		es[k].Partners = ps
@@ -185,13 +194,23 @@ func LiveMapWanted(ctx context.Context, path string, es []LiveMapEntry, want fun
 		return nil, err
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := fi.Size()
 	order := make([]int32, len(es))
 	for k := range order {
 		order[k] = int32(k)
 	}
 	slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(es[a].Off, es[b].Off) })
 	hit := make([]bool, len(es))
-	buf := make([]byte, LiveMapReadBuf)
+	bp := liveMapBufs.Get().(*[]byte)
+	defer liveMapBufs.Put(bp)
+	if len(*bp) != LiveMapReadBuf {
+		*bp = make([]byte, LiveMapReadBuf)
+	}
+	buf := *bp
 	var start int64 = -1 // the file offset of buf[0]
 	have := 0
 	for n, k := range order {
@@ -205,9 +224,12 @@ func LiveMapWanted(ctx context.Context, path string, es []LiveMapEntry, want fun
 			hit[k] = hit[order[n-1]] // another message of the same line
 			continue
 		}
+		if e.Off+e.Len > size {
+			continue // past the end of the file: the file is shorter now (or the map damaged)
+		}
 		if start < 0 || e.Off < start || e.Off+e.Len > start+int64(have) {
 			if e.Len > int64(len(buf)) {
-				buf = make([]byte, e.Len)
+				buf = make([]byte, e.Len) // the longest line, at most the file
 			}
 			m, err := f.ReadAt(buf, e.Off)
 			if err != nil && err != io.EOF {
@@ -304,6 +326,9 @@ func LiveMapWantedFrom(es []LiveMapEntry, hit []bool) []bool {
 // LiveMapReadBuf is how much of the file LiveMapWanted reads at a time (a
 // variable for tests).
 var LiveMapReadBuf = 1 << 20
+
+// liveMapBufs keeps LiveMapWanted's buffers for the next files.
+var liveMapBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 // LiveMapMemory is a LiveMapCache in memory, safe for concurrent use: for
 // a run that searches the same files more than once, and for tests (it

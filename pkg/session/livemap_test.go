@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -117,4 +118,49 @@ func FuzzDecodeLiveMap(f *testing.F) {
 	es[1].Partners = []int32{0}
 	f.Add(EncodeLiveMap("t/1", es))
 	f.Fuzz(checkLiveMap)
+}
+
+// TestLiveMapPartnersOneIDEverywhere: a file whose every message holds and
+// answers the same id (the ids are session text) gets no map, without a
+// search of the partners taken for each partner found (100,000 messages
+// took minutes that way).
+func TestLiveMapPartnersOneIDEverywhere(t *testing.T) {
+	es := make([]LiveMapEntry, 100000)
+	one := func(int) []string { return []string{"same"} }
+	if LiveMapPartners(es, one, one) {
+		t.Fatal("100,000 messages naming each other were taken")
+	}
+}
+
+// TestLiveMapWantedPastTheEnd: an entry that runs past the end of the file
+// (the file is shorter now, or the map damaged) is not taken, and the read
+// allocates no more than the file.
+func TestLiveMapWantedPastTheEnd(t *testing.T) {
+	path, es := sampleLiveMap(t)
+	es[2].Len = 1 << 30
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got, err := LiveMapWanted(context.Background(), path, es, func([]byte) bool { return true })
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []bool{true, true, false, true, true, true}; !reflect.DeepEqual(got, want) {
+		t.Errorf("wanted %v, want %v", got, want)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 64<<20 {
+		t.Errorf("the read allocated %d bytes for a file of a few hundred", n)
+	}
+	var lines []int
+	err = ReadLinesAt(context.Background(), path, HomeOf("codex"), []LineAt{{Num: 3, Offset: es[2].Off, Len: es[2].Len}}, func(r *Record) error {
+		lines = append(lines, r.Line.Num)
+		return nil
+	})
+	runtime.ReadMemStats(&before)
+	if err != nil || len(lines) != 1 {
+		t.Fatalf("ReadLinesAt: %v, lines %v", err, lines)
+	}
+	if n := before.TotalAlloc - after.TotalAlloc; n > 64<<20 {
+		t.Errorf("ReadLinesAt allocated %d bytes for a file of a few hundred", n)
+	}
 }
