@@ -26,6 +26,12 @@ func (Home) TurnUnit() string { return "checkpoint" }
 
 // readRecords streams a context file's records as Kimi reads them.
 func readRecords(ctx context.Context, path string, fn func(*session.Record) error) error {
+	return readRecordsRaw(ctx, path, nil, fn)
+}
+
+// readRecordsRaw is readRecords that first gives raw each line as it is in
+// the file (nil: none), before Kimi's reading changes it.
+func readRecordsRaw(ctx context.Context, path string, raw func(*jsonl.Line), fn func(*session.Record) error) error {
 	fh, err := jsonl.Open(path)
 	if err != nil {
 		return err
@@ -42,6 +48,9 @@ func readRecords(ctx context.Context, path string, fn func(*session.Record) erro
 		}
 		if l.Num%256 == 0 && ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if raw != nil {
+			raw(l)
 		}
 		Repair(l)
 		r := session.Decode(Home{}, l)

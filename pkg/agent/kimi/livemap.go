@@ -2,7 +2,6 @@ package kimi
 
 import (
 	"context"
-	"io"
 
 	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/session"
@@ -26,38 +25,21 @@ func (Home) ReadLine(l *jsonl.Line) { Repair(l) }
 // none. want, when set, is asked of each message line's bytes as they
 // are in the file: hit says what it answered, entry by entry.
 func buildLiveMap(ctx context.Context, path string, want func([]byte) bool) (b []byte, hit []bool, err error) {
-	fh, err := jsonl.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer fh.Close()
 	var (
 		es             []session.LiveMapEntry
 		holds, answers [][]string
+		h              bool // want's answer for the line being read
 	)
 	turn := -1
-	rd := jsonl.NewReader(fh)
-	for {
-		l, err := rd.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		if l.Num%256 == 0 && ctx.Err() != nil {
-			return nil, nil, ctx.Err()
-		}
-		h := want != nil && l.Raw != nil && want(l.Raw) // the file's bytes, before Repair
-		off, n := l.Offset, l.Len
-		Repair(l)
-		r := session.Decode(Home{}, l)
+	err = readRecordsRaw(ctx, path, func(l *jsonl.Line) {
+		h = want != nil && l.Raw != nil && want(l.Raw) // the file's bytes, before Repair
+	}, func(r *session.Record) error {
 		switch {
 		case r.Kind == session.KindCheckpoint:
 			turn = r.CheckpointID
-			continue
-		case r.Kind != session.KindMessage || !accepted(&r):
-			continue
+			return nil
+		case r.Kind != session.KindMessage || !accepted(r):
+			return nil
 		}
 		var ho, an []string
 		for _, c := range r.ToolCalls {
@@ -66,8 +48,13 @@ func buildLiveMap(ctx context.Context, path string, want func([]byte) bool) (b [
 		for _, res := range r.ToolResults {
 			ho, an = append(ho, res.CallID), append(an, res.CallID)
 		}
-		es = append(es, session.LiveMapEntry{Line: l.Num, Off: off, Len: n, Sub: -1, Turn: turn})
+		// Repair leaves the line's offset and length as they are in the file
+		es = append(es, session.LiveMapEntry{Line: r.Line.Num, Off: r.Line.Offset, Len: r.Line.Len, Sub: -1, Turn: turn})
 		hit, holds, answers = append(hit, h), append(holds, ho), append(answers, an)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	return session.EncodeLiveMapWith(liveMapTag, es, func(k int) []string { return holds[k] }, func(k int) []string { return answers[k] }), hit, nil
 }
