@@ -11,6 +11,7 @@ import (
 	"hash/fnv"
 	"os"
 	"reflect"
+	"sync"
 	"testing"
 
 	"github.com/sessctl/sessctl/pkg/session"
@@ -63,13 +64,13 @@ func Check(t *testing.T, conv session.Conversation, path, tag string, b []byte, 
 	if err := conv.History(ctx, path, session.HistoryOptions{}, Collect(&full)); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	kept := &session.LiveMapMemory{}
+	kept := &Memory{}
 	kept.Keep(path, tag, b)
 	for name, want := range wants {
 		var got, made []session.Message
-		now := &session.LiveMapMemory{}
+		now := &Memory{}
 		for _, run := range []struct {
-			maps *session.LiveMapMemory
+			maps *Memory
 			to   *[]session.Message
 		}{{kept, &got}, {now, &made}} {
 			if err := conv.History(ctx, path, session.HistoryOptions{Want: want, LiveMaps: run.maps}, Collect(run.to)); err != nil {
@@ -105,4 +106,45 @@ func Check(t *testing.T, conv session.Conversation, path, tag string, b []byte, 
 		}
 	}
 	return full, compared
+}
+
+// Memory is a session.LiveMapCache in memory, safe for concurrent use, that
+// counts the maps it made and those it gave back.
+type Memory struct {
+	mu           sync.Mutex
+	m            map[string][]byte
+	Builds, Uses int
+}
+
+// LiveMap implements session.LiveMapCache.
+func (c *Memory) LiveMap(path, tag string, build func() ([]byte, error)) ([]byte, error) {
+	k := path + "\x00" + tag
+	c.mu.Lock()
+	b, ok := c.m[k]
+	if ok {
+		c.Uses++
+	}
+	c.mu.Unlock()
+	if ok {
+		return b, nil
+	}
+	b, err := build()
+	if err != nil {
+		return nil, err
+	}
+	c.Keep(path, tag, b)
+	c.mu.Lock()
+	c.Builds++
+	c.mu.Unlock()
+	return b, nil
+}
+
+// Keep stores b as the map of the file at path under tag.
+func (c *Memory) Keep(path, tag string, b []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string][]byte{}
+	}
+	c.m[path+"\x00"+tag] = b
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/sessctl/sessctl/internal/livemaptest"
 	_ "github.com/sessctl/sessctl/pkg/agent/all" // the agents' homes decode the test files
 	"github.com/sessctl/sessctl/pkg/session"
 	"github.com/sessctl/sessctl/pkg/show"
@@ -28,7 +29,7 @@ func TestWantedLinesSameHits(t *testing.T) {
 	ctx := context.Background()
 	res := session.DiscoverPaths(paths)
 	sessions, compared, partial := 0, 0, 0
-	lay := &session.LiveMapMemory{}
+	lay := &livemaptest.Memory{}
 	for _, s := range res.Sessions {
 		raw, err := os.ReadFile(s.Main)
 		if err != nil || len(raw) > 1<<20 {
@@ -216,7 +217,7 @@ func TestWantedLinesNames(t *testing.T) {
 	if got := hits(t, ctx, res.Sessions[0], opt, false); !reflect.DeepEqual(got, want) {
 		t.Errorf("decoding the lines with the pattern gave\n%+v\ndecoding all\n%+v", got, want)
 	}
-	lay := &session.LiveMapMemory{}
+	lay := &livemaptest.Memory{}
 	for k := 0; k < 2; k++ {
 		if got := hitsWith(t, ctx, res.Sessions[0], opt, false, lay); !reflect.DeepEqual(got, want) {
 			t.Errorf("through the live map (search %d) gave\n%+v\ndecoding all\n%+v", k, got, want)

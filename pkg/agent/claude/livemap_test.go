@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/sessctl/sessctl/internal/livemaptest"
 	"github.com/sessctl/sessctl/pkg/session"
 )
 
@@ -35,7 +36,7 @@ func TestLiveMapSameHistory(t *testing.T) {
 		if err != nil || b == nil {
 			t.Fatalf("%s: no live map: %v", path, err)
 		}
-		kept := &session.LiveMapMemory{}
+		kept := &livemaptest.Memory{}
 		kept.Keep(path, liveMapTag, b)
 		// reads smaller than the lines, and a little larger
 		session.LiveMapReadBuf = []int{1 << 20, 300, 4096}[k%3]
@@ -51,7 +52,7 @@ func TestLiveMapSameHistory(t *testing.T) {
 				t.Fatalf("%s: %v", path, err)
 			}
 			// made by this search (Want asked on the way), and kept
-			for _, lay := range []*session.LiveMapMemory{{}, kept} {
+			for _, lay := range []*livemaptest.Memory{{}, kept} {
 				through = through[:0]
 				done, err := Home{}.historyByLiveMap(ctx, path, session.HistoryOptions{Want: want, LiveMaps: lay}, collect(&through))
 				if err != nil {

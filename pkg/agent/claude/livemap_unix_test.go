@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessctl/sessctl/internal/livemaptest"
 	"github.com/sessctl/sessctl/pkg/session"
 )
 
@@ -24,7 +25,7 @@ func TestLiveMapRefusesFIFO(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Skipf("no FIFO here: %v", err)
 	}
-	kept := &session.LiveMapMemory{}
+	kept := &livemaptest.Memory{}
 	kept.Keep(fifo, liveMapTag, b)
 	done := make(chan error, 1)
 	go func() {

@@ -73,7 +73,7 @@ func TestLiveMapAsHistory(t *testing.T) {
 	var lines []string
 	err := Home{}.History(context.Background(), own, session.HistoryOptions{
 		Want:     func(raw []byte) bool { return bytes.Contains(raw, []byte("needle is")) },
-		LiveMaps: &session.LiveMapMemory{},
+		LiveMaps: &livemaptest.Memory{},
 	}, func(m *session.Message) error {
 		lines = append(lines, fmt.Sprint(m.Line))
 		return nil

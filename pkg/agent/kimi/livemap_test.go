@@ -105,7 +105,7 @@ func TestLiveMapOwnContext(t *testing.T) {
 		Want: func(raw []byte) bool {
 			return bytes.Contains(raw, []byte("needle is")) || bytes.Contains(raw, []byte("byte"))
 		},
-		LiveMaps: &session.LiveMapMemory{},
+		LiveMaps: &livemaptest.Memory{},
 	}, func(m *session.Message) error {
 		d := string(m.Role) + "@" + string(rune('0'+m.Turn)) + ":" + m.Text
 		for _, c := range m.ToolCalls {
