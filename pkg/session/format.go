@@ -366,20 +366,31 @@ func (f *FlexInt) UnmarshalJSON(b []byte) error {
 		if Unmarshal(b, &s) != nil {
 			return nil
 		}
-		b = []byte(s)
+		// The string's content was never validated as JSON: encoding/json
+		// holds it to the number grammar, where goccy takes "000".
+		var n json.Number
+		if json.Unmarshal([]byte(s), &n) != nil {
+			return nil
+		}
+		f.set(n)
+		return nil
 	}
 	var n json.Number
 	if Unmarshal(b, &n) != nil {
 		return nil
 	}
+	f.set(n)
+	return nil
+}
+
+func (f *FlexInt) set(n json.Number) {
 	if i, err := n.Int64(); err == nil && i >= 0 {
 		f.V, f.OK = i, true
-		return nil
+		return
 	}
 	if fl, err := n.Float64(); err == nil && fl >= 0 && fl < 1e15 && fl == float64(int64(fl)) {
 		f.V, f.OK = int64(fl), true
 	}
-	return nil
 }
 
 // TextOf renders a JSON value that holds message content as text: a string is
