@@ -447,17 +447,110 @@ func TestDecodeEntryFor(t *testing.T) {
 	if !ok || string(whole.state) != "state" || string(whole.value) != "value" || whole.path != e.path || whole.tag != e.tag {
 		t.Fatalf("decodeEntry: %+v %v", whole, ok)
 	}
-	hit, ok := decodeEntryFor(b, &hitOf{tag: "claude/0", size: 10, mtime: 20, path: "/a/b.jsonl"})
+	hit, ok := decodeEntryFor(b, &hitOf{tag: "claude/0", size: 10, mtime: 20, path: "/a/b.jsonl"}, nil)
 	if !ok || string(hit.value) != "value" || hit.state != nil || hit.path != e.path || hit.tag != e.tag || hit.size != 10 || hit.mtime != 20 {
 		t.Fatalf("hit: %+v %v", hit, ok)
 	}
 	for _, want := range []hitOf{{"claude/0", 10, 20, "/a/c.jsonl"}, {"claude/1", 10, 20, "/a/b.jsonl"}, {"claude/0", 11, 20, "/a/b.jsonl"}, {"claude/0", 10, 21, "/a/b.jsonl"}} {
-		got, ok := decodeEntryFor(b, &want)
+		got, ok := decodeEntryFor(b, &want, nil)
 		if !ok || string(got.state) != "state" || string(got.value) != "value" || got.path != e.path || got.tag != e.tag {
 			t.Errorf("%+v: %+v %v, want the entry whole", want, got, ok)
 		}
 	}
-	if _, ok := decodeEntryFor(b[:len(b)-1], &hitOf{tag: "claude/0", size: 10, mtime: 20, path: "/a/b.jsonl"}); ok {
+	if _, ok := decodeEntryFor(b[:len(b)-1], &hitOf{tag: "claude/0", size: 10, mtime: 20, path: "/a/b.jsonl"}, nil); ok {
 		t.Error("a cut entry decoded")
+	}
+}
+
+// keys counts the keys of a bucket of the index file.
+func keys(t *testing.T, dir string, bucket []byte) int {
+	t.Helper()
+	db, err := bolt.Open(filepath.Join(dir, FileName), 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	n := 0
+	db.View(func(tx *bolt.Tx) error {
+		n = tx.Bucket(bucket).Stats().KeyN
+		return nil
+	})
+	return n
+}
+
+// Large entries keep their bodies in the blobs bucket: read back whole
+// (value and the state a grown file continues from), and their blob
+// deleted with them when the file is read again or is gone.
+func TestLargeEntriesKeptApart(t *testing.T) {
+	defer func(d time.Duration) { sweepEvery = d }(sweepEvery)
+	sweepEvery = 24 * time.Hour
+	dir, data := t.TempDir(), t.TempDir()
+	big := strings.Repeat("a long line of a session\n", 200) // 5,000 bytes: value and state
+	var rs []*reader
+	for _, f := range []struct{ name, text string }{{"big1.jsonl", big}, {"big2.jsonl", big}, {"small.jsonl", "short\n"}} {
+		p := filepath.Join(data, f.name)
+		os.WriteFile(p, []byte(f.text), 0o600)
+		rs = append(rs, &reader{path: p})
+	}
+	big1, big2 := rs[0], rs[1]
+	ix := Open(dir)
+	for _, r := range rs {
+		if _, from := get(t, ix, r); from != 0 {
+			t.Fatalf("first run: %s read from %d", r.path, from)
+		}
+	}
+	ix = reopen(t, ix, dir)
+	if n, b := keys(t, dir, bucketFiles), keys(t, dir, bucketBlobs); n != 3 || b != 2 {
+		t.Fatalf("%d entries and %d blobs, want 3 and 2", n, b)
+	}
+	for _, r := range rs {
+		if _, from := get(t, ix, r); from != -1 {
+			t.Fatalf("second run: %s read from %d", r.path, from)
+		}
+	}
+	// big1 written again in place, big2 grown
+	os.WriteFile(big1.path, []byte(strings.Repeat("another line\n", 200)), 0o600)
+	f, _ := os.OpenFile(big2.path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("one more line\n")
+	f.Close()
+	if _, from := get(t, ix, big1); from != 0 {
+		t.Fatalf("rewritten: read from %d", from)
+	}
+	if _, from := get(t, ix, big2); from != int64(len(big)) {
+		t.Fatalf("grown: read from %d, want %d", from, len(big))
+	}
+	ix = reopen(t, ix, dir)
+	if n, b := keys(t, dir, bucketFiles), keys(t, dir, bucketBlobs); n != 3 || b != 2 {
+		t.Fatalf("after reading two files again: %d entries and %d blobs, want 3 and 2", n, b)
+	}
+	for _, r := range rs {
+		if _, from := get(t, ix, r); from != -1 {
+			t.Fatalf("third run: %s read from %d", r.path, from)
+		}
+	}
+	os.Remove(big1.path)
+	sweepEvery = 0
+	ix = reopen(t, ix, dir)
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n, b := keys(t, dir, bucketFiles), keys(t, dir, bucketBlobs); n != 2 || b != 1 {
+		t.Fatalf("after the sweep: %d entries and %d blobs, want 2 and 1", n, b)
+	}
+	// an entry whose blob is missing is a miss: the file is read again
+	db, err := bolt.Open(filepath.Join(dir, FileName), 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketBlobs)
+		k, _ := b.Cursor().First()
+		return b.Delete(k)
+	})
+	db.Close()
+	ix = Open(dir)
+	defer ix.Close()
+	if _, from := get(t, ix, big2); from != 0 {
+		t.Fatalf("blob missing: read from %d, want 0", from)
 	}
 }
