@@ -14,7 +14,7 @@ TAGS     ?= urfave_cli_no_docs
 # (Only for the binary: the race detector of make test needs cgo.)
 BUILDENV := CGO_ENABLED=0
 
-.PHONY: all build install man test test-heavy lint fmt-check vet staticcheck unit bench fuzz fuzz-brief e2e e2e-latest compare-ccusage compare-tiktoken compare-duckdb e2e-otlp clean
+.PHONY: all build install man test test-heavy lint fmt-check vet vet-other-os staticcheck unit bench fuzz fuzz-brief e2e e2e-latest compare-ccusage compare-tiktoken compare-duckdb e2e-otlp clean
 
 all: build
 
@@ -70,6 +70,14 @@ fmt-check:
 
 vet:
 	$(GO) vet ./...
+
+# sessctl builds for macOS (most Claude Code users) and the BSDs too; this
+# catches a Linux-only constant or field (it once did: UTIME_OMIT,
+# Stat_t.Atim, TIOCSPTLCK). About 3 minutes with cold caches, so in .ci/run
+# after make test rather than in it.
+vet-other-os:
+	GOOS=darwin GOARCH=arm64 $(GO) vet ./...
+	GOOS=freebsd GOARCH=amd64 $(GO) vet ./...
 
 staticcheck:
 	$(GO) tool staticcheck ./...

@@ -432,7 +432,11 @@ func (d *Dir) SetModTime(name string, mtime time.Time) error {
 	if err := checkName(name); err != nil {
 		return err
 	}
-	ts := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, unix.NsecToTimespec(mtime.UnixNano())}
+	atime, err := d.keptAtime(name)
+	if err != nil {
+		return d.pathErr("fstatat", name, err)
+	}
+	ts := []unix.Timespec{atime, unix.NsecToTimespec(mtime.UnixNano())}
 	if err := unix.UtimesNanoAt(d.fd(), name, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return d.pathErr("utimensat", name, err)
 	}
