@@ -436,9 +436,30 @@ func (m *Matcher) All(ctx context.Context, ss []*session.Session, all bool, fn f
 			}
 		}()
 	}
+	// the files of the sessions about to be searched are asked of the
+	// disk ahead, a few at a time (readAhead): with the page cache cold,
+	// the workers otherwise waited on one read each
+	ahead := make(chan int, workers*16)
+	go func() {
+		for i := range ahead {
+			if ctx.Err() == nil {
+				readAheadSession(ss[i], all)
+			}
+		}
+	}()
 	go func() {
 		defer close(next)
+		defer close(ahead)
+		for j := range min(workers*16, len(ss)) {
+			ahead <- j
+		}
 		for i := range ss {
+			if j := i + workers*16; j < len(ss) {
+				select {
+				case ahead <- j:
+				default: // the disk is behind: no further ahead
+				}
+			}
 			select {
 			case window <- struct{}{}:
 			case <-ctx.Done():
@@ -467,6 +488,17 @@ func (m *Matcher) All(ctx context.Context, ss []*session.Session, all bool, fn f
 		}
 	}
 	return nil
+}
+
+// readAheadSession reads ahead the files Session reads first: the main
+// file, and with all the rotations.
+func readAheadSession(s *session.Session, all bool) {
+	readAhead(s.Main)
+	if all {
+		for _, f := range s.FilesWithRole(session.FileRotation) {
+			readAhead(f.Path)
+		}
+	}
 }
 
 // Resumer is what an agent's home knows of resuming one of its sessions
