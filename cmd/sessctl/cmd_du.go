@@ -19,6 +19,7 @@ type duOptions struct {
 	olderThan string
 	json      bool
 	color     bool
+	index     bool // read the transcripts' first record ids through the index (docs/index.md)
 }
 
 func duCommand(env *appEnv) *cli.Command {
@@ -34,14 +35,14 @@ func duCommand(env *appEnv) *cli.Command {
 			rootFlag(), agentFlag(),
 			&cli.StringFlag{Name: "by", Value: "agent", Usage: "group by `KEY`: agent, project or session"},
 			&cli.StringFlag{Name: "older-than", Value: "30d", Usage: "count sessions whose newest file is older than `AGE` as expired (as cleanup does)"},
-			jsonFlag(), noColorFlag(),
+			jsonFlag(), noColorFlag(), noIndexFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageErrorf("du takes no arguments (got %q)", c.Args().First()).withHint("use --root DIR to measure another store")
 			}
 			opt := duOptions{roots: c.StringSlice("root"), by: c.String("by"), json: c.Bool("json"),
-				color: useColor(env.stdout, env, c.Bool("no-color"))}
+				color: useColor(env.stdout, env, c.Bool("no-color")), index: indexWanted(env, c)}
 			if c.IsSet("older-than") {
 				opt.olderThan = c.String("older-than")
 			}
@@ -86,8 +87,10 @@ func runDu(ctx context.Context, env *appEnv, opt duOptions) error {
 		rep *du.Report
 		err error
 	}
+	ix := openIndex(env, opt.index)
+	defer closeIndex(ix)
 	m, err := interruptible(ctx, func() measured {
-		rep, err := du.Measure(ctx, po)
+		rep, err := du.MeasureWith(ctx, po, ix.HeadOf)
 		return measured{rep, err}
 	})
 	if err != nil {

@@ -24,6 +24,8 @@ var indexCommands = [][]string{
 	// grep keeps the live maps of the Claude transcripts it searches
 	{"grep", "e", "--json"},
 	{"grep", "-i", "E"},
+	// du reads the transcripts' first record ids through it
+	{"du", "--json"},
 }
 
 // indexStore copies the repository's test sessions (one of each agent,

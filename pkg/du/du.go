@@ -102,6 +102,16 @@ type Options = cleanup.Options
 
 // Measure walks the roots of opt and reports their disk use.
 func Measure(ctx context.Context, opt Options) (*Report, error) {
+	return MeasureWith(ctx, opt, nil)
+}
+
+// Heads gives read(s), a string read from the head of session s's main
+// transcript that name names; a cache may keep it (the index's HeadOf).
+type Heads func(s *session.Session, name string, read func(*session.Session) string) string
+
+// MeasureWith is Measure with the heads of the transcripts read through
+// heads (nil: read).
+func MeasureWith(ctx context.Context, opt Options, heads Heads) (*Report, error) {
 	plan, err := cleanup.MakePlan(opt)
 	if err != nil {
 		return nil, err
@@ -204,7 +214,7 @@ func Measure(ctx context.Context, opt Options) (*Report, error) {
 		rep.Roots = append(rep.Roots, ru)
 	}
 
-	if err := forkCopies(ctx, plan.Found, rep); err != nil {
+	if err := forkCopies(ctx, plan.Found, rep, heads); err != nil {
 		return nil, err
 	}
 	rc := &rep.Reclaimable
@@ -279,8 +289,12 @@ func distinctRoots(roots []session.Root) []string {
 // the record ids kept, claude-code #85179). In each such group the largest
 // transcript is kept, and each other one's lines whose ids it holds are
 // counted as copies.
-func forkCopies(ctx context.Context, ss []*session.Session, rep *Report) error {
-	first := session.ReadHeads(ctx, ss, firstID)
+func forkCopies(ctx context.Context, ss []*session.Session, rep *Report, heads Heads) error {
+	read := firstID
+	if heads != nil {
+		read = func(s *session.Session) string { return heads(s, "first-id", firstID) }
+	}
+	first := session.ReadHeads(ctx, ss, read)
 	if err := ctx.Err(); err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	_ "github.com/sessctl/sessctl/pkg/agent/all"
+	"github.com/sessctl/sessctl/pkg/index"
 	"github.com/sessctl/sessctl/pkg/session"
 )
 
@@ -83,10 +84,33 @@ func forkStore(t *testing.T) (root, a, b, c string, aCopied int64) {
 
 func TestForkCopies(t *testing.T) {
 	root, a, b, c, copied := forkStore(t)
-	rep, err := Measure(context.Background(), Options{Roots: []session.Root{{Path: root}}, Now: time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)})
+	opt := Options{Roots: []session.Root{{Path: root}}, Now: time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)}
+	rep, err := Measure(context.Background(), opt)
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkForkCopies(t, rep, a, b, c, copied)
+	// through the index: the first ids read once, then kept
+	dir := t.TempDir()
+	for run, want := range []index.Stats{{Misses: 3, Written: 3}, {Hits: 3}} {
+		ix := index.Open(dir)
+		if ix == nil {
+			t.Fatal("no index")
+		}
+		rep, err := MeasureWith(context.Background(), opt, ix.HeadOf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ix.Close()
+		if st := ix.Stats(); st != want {
+			t.Errorf("run %d through the index: %+v, want %+v", run, st, want)
+		}
+		checkForkCopies(t, rep, a, b, c, copied)
+	}
+}
+
+func checkForkCopies(t *testing.T, rep *Report, a, b, c string, copied int64) {
+	t.Helper()
 	got := map[string]*Session{}
 	for _, s := range rep.Sessions {
 		got[s.Main] = s

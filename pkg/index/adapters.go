@@ -15,7 +15,26 @@ const (
 	kindFirstPrompt Kind = 'F' // the first user prompt of a rotation
 	kindUsage       Kind = 'U' // a usage.FileUsage
 	kindLiveMap     Kind = 'L' // a home's live map of a file (session.LiveMapCache)
+	kindHead        Kind = 'H' // a string read from the head of a session's main transcript (HeadOf)
 )
+
+// HeadOf returns read(s), a string read from the head of session s's main
+// transcript and named by name (du's first record id), through the index:
+// read is called only when the main file is new to it or has changed. A nil
+// Index reads.
+func (ix *Index) HeadOf(s *session.Session, name string, read func(*session.Session) string) string {
+	var id *FileID
+	for _, f := range s.Files {
+		if f.Path == s.Main {
+			id = fileID(f)
+			break
+		}
+	}
+	b, _ := ix.GetFile(s.Main, id, kindHead, string(s.Agent)+"/"+name, func([]byte, int64) ([]byte, []byte, int64, error) {
+		return []byte(read(s)), nil, 0, nil
+	})
+	return string(b)
+}
 
 // Summaries returns the source of per-file summaries for
 // session.SummarizeWith that reads through the index. It reads the files
