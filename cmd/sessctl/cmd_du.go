@@ -104,7 +104,11 @@ func runDu(ctx context.Context, env *appEnv, opt duOptions) error {
 	}
 	rep := m.rep
 	if opt.json {
-		return writeJSON(env.stdout, rep)
+		// the sessions element by element (writeJSONStream): over 100,000
+		// sessions the whole text took 200 MB more
+		head := *rep
+		head.Sessions = []*du.Session{}
+		return writeJSONStream(env.stdout, head, jsonArray{"sessions", len(rep.Sessions), func(i int) any { return rep.Sessions[i] }})
 	}
 	for _, w := range rep.Warnings {
 		warn(env.stderr, "%s", w)
