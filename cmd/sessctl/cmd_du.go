@@ -121,7 +121,7 @@ func runDu(ctx context.Context, env *appEnv, opt duOptions) error {
 		for i, s := range rep.Sessions {
 			ss[i] = s.Session
 		}
-		cwds = headCWDs(ss, true)
+		cwds = headCWDs(ss, true, ix)
 	}
 	rows := map[string]*duRow{}
 	for _, s := range rep.Sessions {

@@ -119,7 +119,7 @@ func countedRequests(ctx context.Context, env *appEnv, roots []string, agent ses
 		return nil, err
 	}
 	defer boundMemory(ss)()
-	cwds := projectPaths(ss)
+	cwds := projectPaths(ss, nil)
 	rq, err := stats.CountedRequests(ctx, ss, nil, nil)
 	if err != nil {
 		if ctx.Err() != nil {

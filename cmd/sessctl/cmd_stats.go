@@ -256,7 +256,7 @@ func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt s
 	// be two projects beside Codex's cwd), so their transcripts' head says
 	var cwds map[*session.Session]string
 	if opt.project != "" || opt.by == stats.ByProject {
-		cwds = projectPaths(ss)
+		cwds = projectPaths(ss, ix)
 	}
 	if opt.project != "" {
 		// a session whose path names no project (a Codex rollout) has its
@@ -348,19 +348,19 @@ func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt s
 //
 // The heads are read by a few readers side by side: a store of 100,000
 // Claude Code sessions is 100,000 files to open.
-func projectPaths(ss []*session.Session) map[*session.Session]string {
-	return headCWDs(ss, false)
+func projectPaths(ss []*session.Session, ix *index.Index) map[*session.Session]string {
+	return headCWDs(ss, false, ix)
 }
 
 // headCWDs is projectPaths; keyless also reads the heads of the sessions
 // whose path names no project (Codex: the rollout's session_meta).
-func headCWDs(ss []*session.Session, keyless bool) map[*session.Session]string {
+func headCWDs(ss []*session.Session, keyless bool, ix *index.Index) map[*session.Session]string {
 	cwds := session.ReadHeads(context.Background(), ss, func(s *session.Session) string {
 		switch {
 		case filepath.IsAbs(s.Project):
 			return s.Project
 		case s.Project != "" || keyless:
-			return session.HeadCWD(s)
+			return ix.HeadOf(s, "cwd", session.HeadCWD)
 		}
 		return ""
 	})

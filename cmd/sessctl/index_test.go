@@ -24,8 +24,11 @@ var indexCommands = [][]string{
 	// grep keeps the live maps of the Claude transcripts it searches
 	{"grep", "e", "--json"},
 	{"grep", "-i", "E"},
-	// du reads the transcripts' first record ids through it
+	// du reads the transcripts' first record ids through it, and with
+	// --by project (as stats) their working directories
 	{"du", "--json"},
+	{"du", "--by", "project"},
+	{"stats", "--all", "--by", "project"},
 }
 
 // indexStore copies the repository's test sessions (one of each agent,
@@ -116,10 +119,10 @@ func TestIndexChangesNoOutput(t *testing.T) {
 	if st.Misses != 0 || st.Grown != 0 || st.Hits == 0 {
 		t.Fatalf("warm run read files again: %+v", st)
 	}
-	// stats --all and stats --all --json: the result of the whole run
-	// (by day and by model count requests, which it does not keep)
-	if st.RunHits != 2 {
-		t.Fatalf("warm stats runs answered from the index's results of whole runs: %d, want 2: %+v", st.RunHits, st)
+	// stats --all, stats --all --json and --by project: the result of the
+	// whole run (by day and by model count requests, which it does not keep)
+	if st.RunHits != 3 {
+		t.Fatalf("warm stats runs answered from the index's results of whole runs: %d, want 3: %+v", st.RunHits, st)
 	}
 
 	// one more request at the end of the Claude transcript: every command

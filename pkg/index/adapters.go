@@ -15,14 +15,24 @@ const (
 	kindFirstPrompt Kind = 'F' // the first user prompt of a rotation
 	kindUsage       Kind = 'U' // a usage.FileUsage
 	kindLiveMap     Kind = 'L' // a home's live map of a file (session.LiveMapCache)
-	kindHead        Kind = 'H' // a string read from the head of a session's main transcript (HeadOf)
+	kindHeadID      Kind = 'H' // the first record id of a session's main transcript (HeadOf "first-id")
+	kindHeadCWD     Kind = 'W' // the working directory its head names (HeadOf "cwd")
 )
 
+// headKinds are the kinds of the strings HeadOf keeps, by name: each its
+// own, as an entry holds one value of a kind.
+var headKinds = map[string]Kind{"first-id": kindHeadID, "cwd": kindHeadCWD}
+
 // HeadOf returns read(s), a string read from the head of session s's main
-// transcript and named by name (du's first record id), through the index:
-// read is called only when the main file is new to it or has changed. A nil
-// Index reads.
+// transcript and named by name ("first-id": du's fork groups; "cwd": the
+// real working directory of stats --by project and du --by project),
+// through the index: read is called only when the main file is new to it or
+// has changed. A nil Index, or another name, reads.
 func (ix *Index) HeadOf(s *session.Session, name string, read func(*session.Session) string) string {
+	kind, ok := headKinds[name]
+	if !ok {
+		return read(s)
+	}
 	var id *FileID
 	for _, f := range s.Files {
 		if f.Path == s.Main {
@@ -30,7 +40,7 @@ func (ix *Index) HeadOf(s *session.Session, name string, read func(*session.Sess
 			break
 		}
 	}
-	b, _ := ix.GetFile(s.Main, id, kindHead, string(s.Agent)+"/"+name, func([]byte, int64) ([]byte, []byte, int64, error) {
+	b, _ := ix.GetFile(s.Main, id, kind, string(s.Agent)+"/"+name, func([]byte, int64) ([]byte, []byte, int64, error) {
 		return []byte(read(s)), nil, 0, nil
 	})
 	return string(b)

@@ -554,3 +554,32 @@ func TestLargeEntriesKeptApart(t *testing.T) {
 		t.Fatalf("blob missing: read from %d, want 0", from)
 	}
 }
+
+// HeadOf keeps each name's string apart (one value per kind and file):
+// du --by project asks both of the same transcript in one run.
+func TestHeadOfKeepsEachName(t *testing.T) {
+	dir, data := t.TempDir(), t.TempDir()
+	p := filepath.Join(data, "s.jsonl")
+	os.WriteFile(p, []byte("{}\n"), 0o600)
+	s := &session.Session{Agent: session.Claude, Main: p}
+	reads := map[string]int{}
+	reader := func(v string) func(*session.Session) string {
+		return func(*session.Session) string { reads[v]++; return v }
+	}
+	for run := range 2 {
+		ix := Open(dir)
+		if ix == nil {
+			t.Fatal("no index")
+		}
+		for _, name := range []string{"first-id", "cwd", "other"} {
+			if got := ix.HeadOf(s, name, reader(name+"-value")); got != name+"-value" {
+				t.Errorf("run %d: %s is %q", run, name, got)
+			}
+		}
+		ix.Close()
+	}
+	want := map[string]int{"first-id-value": 1, "cwd-value": 1, "other-value": 2}
+	if fmt.Sprint(reads) != fmt.Sprint(want) {
+		t.Errorf("reads %v, want %v (a kept name read once, another every time)", reads, want)
+	}
+}
