@@ -138,7 +138,6 @@ type Index struct {
 	db    *bolt.DB // nil once the index is given up
 	tx    *bolt.Tx
 	files *bolt.Bucket
-	blobs *bolt.Bucket
 	txMu  sync.Mutex
 	idle  []viewTx // transactions of the view not in use by a look-up
 
@@ -224,7 +223,7 @@ func (ix *Index) openView() (err error) {
 		return errors.New("index: another schema or build")
 	}
 	ix.view.Lock()
-	ix.db, ix.tx, ix.files, ix.blobs = db, tx, files, tx.Bucket(bucketBlobs)
+	ix.db, ix.tx, ix.files = db, tx, files
 	ix.view.Unlock()
 	return nil
 }
@@ -338,7 +337,7 @@ func (ix *Index) closeViewLocked() {
 	if ix.db != nil {
 		ix.db.Close()
 	}
-	ix.db, ix.tx, ix.files, ix.blobs = nil, nil, nil, nil
+	ix.db, ix.tx, ix.files = nil, nil, nil
 }
 
 // flush writes the pending entries; reopen opens the read-only view again
