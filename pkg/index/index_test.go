@@ -282,22 +282,6 @@ func TestSummaryTitlesStoredCollapsed(t *testing.T) {
 	}
 }
 
-// entries counts the entries the index file holds.
-func entries(t *testing.T, dir string) int {
-	t.Helper()
-	db, err := bolt.Open(filepath.Join(dir, FileName), 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	n := 0
-	db.View(func(tx *bolt.Tx) error {
-		n = tx.Bucket(bucketFiles).Stats().KeyN
-		return nil
-	})
-	return n
-}
-
 // The entries of deleted files are dropped by the sweep, once it is due;
 // a renamed file (a rotation) keeps its entry when a run has looked it up
 // under its new name, even though its old name now holds another file.
@@ -317,7 +301,7 @@ func TestSweepDropsTheEntriesOfGoneFiles(t *testing.T) {
 		get(t, ix, r)
 	}
 	ix = reopen(t, ix, dir) // the first close sweeps an empty view
-	if n := entries(t, dir); n != 3 {
+	if n := keys(t, dir, bucketFiles); n != 3 {
 		t.Fatalf("%d entries, want 3", n)
 	}
 
@@ -334,7 +318,7 @@ func TestSweepDropsTheEntriesOfGoneFiles(t *testing.T) {
 	if st := ix.Stats(); st.Swept != 0 {
 		t.Fatalf("swept %d before it was due", st.Swept)
 	}
-	if n := entries(t, dir); n != 3 {
+	if n := keys(t, dir, bucketFiles); n != 3 {
 		t.Fatalf("%d entries before the sweep was due, want 3", n)
 	}
 
@@ -344,7 +328,7 @@ func TestSweepDropsTheEntriesOfGoneFiles(t *testing.T) {
 	if st := ix.Stats(); st.Swept != 1 {
 		t.Fatalf("swept %d entries, want 1 (the deleted file's)", st.Swept)
 	}
-	if n := entries(t, dir); n != 2 {
+	if n := keys(t, dir, bucketFiles); n != 2 {
 		t.Fatalf("%d entries after the sweep, want 2", n)
 	}
 	ix = Open(dir)
@@ -494,20 +478,25 @@ func TestLargeEntriesKeptApart(t *testing.T) {
 	}
 	big1, big2 := rs[0], rs[1]
 	ix := Open(dir)
-	for _, r := range rs {
-		if _, from := get(t, ix, r); from != 0 {
-			t.Fatalf("first run: %s read from %d", r.path, from)
+	// every file read from want (-1: not read), and what the file holds after
+	readAll := func(run string, want int64) {
+		t.Helper()
+		for _, r := range rs {
+			if _, from := get(t, ix, r); from != want {
+				t.Fatalf("%s: %s read from %d, want %d", run, r.path, from, want)
+			}
 		}
 	}
+	stored := func(when string, entries, blobs int) {
+		t.Helper()
+		if n, b := keys(t, dir, bucketFiles), keys(t, dir, bucketBlobs); n != entries || b != blobs {
+			t.Fatalf("%s: %d entries and %d blobs, want %d and %d", when, n, b, entries, blobs)
+		}
+	}
+	readAll("first run", 0)
 	ix = reopen(t, ix, dir)
-	if n, b := keys(t, dir, bucketFiles), keys(t, dir, bucketBlobs); n != 3 || b != 2 {
-		t.Fatalf("%d entries and %d blobs, want 3 and 2", n, b)
-	}
-	for _, r := range rs {
-		if _, from := get(t, ix, r); from != -1 {
-			t.Fatalf("second run: %s read from %d", r.path, from)
-		}
-	}
+	stored("after the first run", 3, 2)
+	readAll("second run", -1)
 	// big1 written again in place, big2 grown
 	os.WriteFile(big1.path, []byte(strings.Repeat("another line\n", 200)), 0o600)
 	f, _ := os.OpenFile(big2.path, os.O_APPEND|os.O_WRONLY, 0)
@@ -520,23 +509,15 @@ func TestLargeEntriesKeptApart(t *testing.T) {
 		t.Fatalf("grown: read from %d, want %d", from, len(big))
 	}
 	ix = reopen(t, ix, dir)
-	if n, b := keys(t, dir, bucketFiles), keys(t, dir, bucketBlobs); n != 3 || b != 2 {
-		t.Fatalf("after reading two files again: %d entries and %d blobs, want 3 and 2", n, b)
-	}
-	for _, r := range rs {
-		if _, from := get(t, ix, r); from != -1 {
-			t.Fatalf("third run: %s read from %d", r.path, from)
-		}
-	}
+	stored("after reading two files again", 3, 2)
+	readAll("third run", -1)
 	os.Remove(big1.path)
 	sweepEvery = 0
 	ix = reopen(t, ix, dir)
 	if err := ix.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if n, b := keys(t, dir, bucketFiles), keys(t, dir, bucketBlobs); n != 2 || b != 1 {
-		t.Fatalf("after the sweep: %d entries and %d blobs, want 2 and 1", n, b)
-	}
+	stored("after the sweep", 2, 1)
 	// an entry whose blob is missing is a miss: the file is read again
 	db, err := bolt.Open(filepath.Join(dir, FileName), 0o600, &bolt.Options{Timeout: time.Second})
 	if err != nil {
