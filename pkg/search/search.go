@@ -440,7 +440,9 @@ func (m *Matcher) All(ctx context.Context, ss []*session.Session, all bool, fn f
 	// disk ahead, a few at a time (readAhead): with the page cache cold,
 	// the workers otherwise waited on one read each
 	ahead := make(chan int, workers*16)
+	wg.Add(1)
 	go func() {
+		defer wg.Done() // ahead is closed with next: All waits for this too
 		for i := range ahead {
 			if ctx.Err() == nil {
 				readAheadSession(ss[i], all)
