@@ -66,31 +66,37 @@ import (
 // entry that replaces a missing parent.
 const bridgeWindow = 5000 * time.Millisecond
 
-// node is one entry line of a file, as the chain walk needs it.
+// node is one entry line of a file, as the chain walk needs it. A file has
+// one per line: its fields are laid out with no padding to spare (96
+// bytes).
 type node struct {
-	line      int
-	off       int64
-	self      uint64
-	parent    uint64 // 0: null
-	ts        int64  // UnixMilli; noTime when the line has none
-	msgID     uint64 // assistant message.id
-	sidechain bool
-	userAsst  bool     // a user or assistant entry
-	assistant bool     // an assistant entry
-	message   bool     // a user or assistant line sessctl shows
-	calls     []uint64 // the ids of its tool calls (assistant)
-	results   []uint64 // the call ids its tool results answer (user)
-	thinking  bool     // an assistant line holding thinking only
-	result    bool     // a user line with tool results
-	summary   bool     // a compaction summary
-	boundary  bool     // a compact_boundary
-	hit       bool     // a user or assistant line that History's Want took
-	len       int64    // the line's length without its terminator
+	line   int
+	off    int64
+	len    int64 // the line's length without its terminator
+	self   uint64
+	parent uint64 // 0: null
+	ts     int64  // UnixMilli; noTime when the line has none
+	msgID  uint64 // assistant message.id
 	// preserved is the boundary's preserved segment (preservedMessages,
 	// else preservedSegment)
 	preserved *preserved
+	// the ids of its tool calls (assistant), then the call ids its tool
+	// results answer (user): nCalls and nResults of index.ids from idAt
+	// (index.calls, index.results). Slices of their own cost each line 48
+	// bytes and an allocation.
+	idAt             int
+	nCalls, nResults int32
 	// prompt is the index of the turn a prompt line starts, -1 otherwise
-	prompt int32
+	prompt    int32
+	sidechain bool
+	userAsst  bool // a user or assistant entry
+	assistant bool // an assistant entry
+	message   bool // a user or assistant line sessctl shows
+	thinking  bool // an assistant line holding thinking only
+	result    bool // a user line with tool results
+	summary   bool // a compaction summary
+	boundary  bool // a compact_boundary
+	hit       bool // a user or assistant line that History's Want took
 }
 
 const noTime = -1 << 63
@@ -123,7 +129,7 @@ type index struct {
 	// the order they were first seen
 	byID  map[uint64]int32
 	order []uint64
-	pos   map[uint64]int32 // uuid -> place in order
+	ids   []uint64 // the nodes' call and result ids (node.idAt)
 	// progress lines: uuid -> the parent their children get instead
 	progress map[uint64]uint64
 	// what the last lines said about the leaf
@@ -135,6 +141,17 @@ type index struct {
 	// version is the newest client version a line names: the client that
 	// wrote the file last, whose rules sessctl predicts the resume by
 	version string
+}
+
+// calls are the ids of n's tool calls, results the call ids its tool
+// results answer; neither may be appended to.
+func (ix *index) calls(n *node) []uint64 {
+	return ix.ids[n.idAt : n.idAt+int(n.nCalls) : n.idAt+int(n.nCalls)]
+}
+
+func (ix *index) results(n *node) []uint64 {
+	at := n.idAt + int(n.nCalls)
+	return ix.ids[at : at+int(n.nResults) : at+int(n.nResults)]
 }
 
 func (ix *index) hash(s string) uint64 {
@@ -182,7 +199,7 @@ type indexBuilder struct {
 }
 
 func newIndexBuilder() *indexBuilder {
-	return &indexBuilder{ix: &index{seed: maphash.MakeSeed(), byID: map[uint64]int32{}, pos: map[uint64]int32{}, progress: map[uint64]uint64{}},
+	return &indexBuilder{ix: &index{seed: maphash.MakeSeed(), byID: map[uint64]int32{}, progress: map[uint64]uint64{}},
 		runStart: -1, toolStart: -1}
 }
 
@@ -318,11 +335,12 @@ func (ix *index) add(l *jsonl.Line, r *facts) {
 	n.userAsst = r.typ == "user" || r.typ == "assistant"
 	n.assistant = r.typ == "assistant"
 	n.message = n.userAsst
+	n.idAt, n.nCalls, n.nResults = len(ix.ids), int32(len(r.calls)), int32(len(r.results))
 	for _, c := range r.calls {
-		n.calls = append(n.calls, ix.hash(c))
+		ix.ids = append(ix.ids, ix.hash(c))
 	}
 	for _, t := range r.results {
-		n.results = append(n.results, ix.hash(t))
+		ix.ids = append(ix.ids, ix.hash(t))
 	}
 	n.thinking = r.thinkingOnly
 	n.result = r.result
@@ -356,8 +374,7 @@ func (ix *index) add(l *jsonl.Line, r *facts) {
 	if r.userPrompt && len(ix.prompts) > 0 && ix.prompts[len(ix.prompts)-1].node == int32(len(ix.nodes)) {
 		n.prompt = int32(len(ix.prompts) - 1)
 	}
-	if _, seen := ix.pos[n.self]; !seen {
-		ix.pos[n.self] = int32(len(ix.order))
+	if _, seen := ix.byID[n.self]; !seen {
 		ix.order = append(ix.order, n.self)
 	}
 	ix.byID[n.self] = int32(len(ix.nodes)) // a later line with the same uuid replaces the entry
@@ -649,7 +666,7 @@ func (ix *index) walk() *chain {
 func (g *graph) dropUnanswered(order []uint64) []uint64 {
 	answered := map[uint64]bool{}
 	for _, u := range order {
-		for _, id := range g.node(u).results {
+		for _, id := range g.ix.results(g.node(u)) {
 			answered[id] = true
 		}
 	}
@@ -669,9 +686,9 @@ func (g *graph) dropUnanswered(order []uint64) []uint64 {
 	kept := order[:0:0]
 	for k, u := range order {
 		n := g.node(u)
-		if len(n.calls) > 0 && n.userAsst && k < tip {
+		if n.nCalls > 0 && n.userAsst && k < tip {
 			all := true
-			for _, id := range n.calls {
+			for _, id := range g.ix.calls(n) {
 				if answered[id] {
 					all = false
 				}
@@ -847,7 +864,7 @@ func (h Home) History(ctx context.Context, path string, opt session.HistoryOptio
 		named := map[uint64]bool{} // the call ids of the results given
 		for i := range ix.nodes {
 			if n := &ix.nodes[i]; n.hit && n.message && c.live[int32(i)] {
-				for _, r := range n.results {
+				for _, r := range ix.results(n) {
 					named[r] = true
 				}
 			}
@@ -857,12 +874,12 @@ func (h Home) History(ctx context.Context, path string, opt session.HistoryOptio
 			if n.hit {
 				return true
 			}
-			for _, id := range n.calls {
+			for _, id := range ix.calls(n) {
 				if named[id] {
 					return true
 				}
 			}
-			for _, id := range n.results {
+			for _, id := range ix.results(n) {
 				if named[id] {
 					return true
 				}

@@ -40,9 +40,9 @@ func buildLiveMap(ctx context.Context, path string, want func([]byte) bool) (b [
 	}
 	holds := func(k int) []uint64 {
 		n := &ix.nodes[live[k]]
-		return append(n.calls[:len(n.calls):len(n.calls)], n.results...)
+		return append(ix.calls(n), ix.results(n)...)
 	}
-	answers := func(k int) []uint64 { return ix.nodes[live[k]].results }
+	answers := func(k int) []uint64 { return ix.results(&ix.nodes[live[k]]) }
 	return session.EncodeLiveMapWith(liveMapTag, es, holds, answers), hit, nil
 }
 
