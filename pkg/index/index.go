@@ -441,10 +441,11 @@ func (ix *Index) sweep(now time.Time) {
 	}
 	c := ix.files.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
-		path, ok := entryPath(v)
+		// the head only: the body (perhaps a blob) is not read
+		_, _, path, _, ok := entryHead(v)
 		gone := !ok || len(k) != 17
 		if !gone {
-			fi, err := os.Lstat(path)
+			fi, err := os.Lstat(string(path))
 			gone = err != nil || !fi.Mode().IsRegular()
 			if !gone {
 				dev, ino := devIno(fi)
@@ -723,7 +724,7 @@ func (e *entry) encode() []byte {
 	}
 	b := make([]byte, 0, 64+len(e.path)+len(e.tag)+len(state)+len(e.value))
 	b = append(b, entryVersion, flags)
-	// the path first, so that the sweep reads it without the rest
+	// the path first, then the rest of the head: the sweep reads no body
 	b = binary.AppendUvarint(b, uint64(len(e.path)))
 	b = append(b, e.path...)
 	b = binary.AppendVarint(b, e.size)
@@ -887,26 +888,6 @@ func dropBlob(files, blobs *bolt.Bucket, key []byte) error {
 		return nil
 	}
 	return blobs.Delete(bytes.Clone(body))
-}
-
-// entryPath returns the path of a stored entry without decoding the rest.
-func entryPath(b []byte) (string, bool) {
-	if len(b) < 2 || b[0] != entryVersion {
-		return "", false
-	}
-	p, _, ok := pathAt(b)
-	return p, ok
-}
-
-// pathAt reads the path after an entry's version and flags; n is where
-// the rest of the entry starts.
-func pathAt(b []byte) (path string, n int, ok bool) {
-	v, k := binary.Uvarint(b[2:])
-	if k <= 0 || v > uint64(len(b)-2-k) {
-		return "", 0, false
-	}
-	start := 2 + k
-	return string(b[start : start+int(v)]), start + int(v), true
 }
 
 func devIno(fi os.FileInfo) (dev, ino uint64) {
