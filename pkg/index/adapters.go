@@ -33,14 +33,7 @@ func (ix *Index) HeadOf(s *session.Session, name string, read func(*session.Sess
 	if !ok {
 		return read(s)
 	}
-	var id *FileID
-	for _, f := range s.Files {
-		if f.Path == s.Main {
-			id = fileID(f)
-			break
-		}
-	}
-	b, _ := ix.GetFile(s.Main, id, kind, string(s.Agent)+"/"+name, func([]byte, int64) ([]byte, []byte, int64, error) {
+	b, _ := ix.GetFile(s.Main, fileID(s.MainFile()), kind, string(s.Agent)+"/"+name, func([]byte, int64) ([]byte, []byte, int64, error) {
 		return []byte(read(s)), nil, 0, nil
 	})
 	return string(b)
