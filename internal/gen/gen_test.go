@@ -25,7 +25,7 @@ func tree(t *testing.T, dir string) map[string][]byte {
 
 // The same flags give the same bytes; another seed gives other bytes.
 func TestDeterministic(t *testing.T) {
-	for _, kind := range []string{"claude", "codex"} {
+	for _, kind := range []string{"claude", "codex", "kimicode"} {
 		var trees []map[string][]byte
 		for i, seed := range []string{"7", "7", "8"} {
 			dir := filepath.Join(t.TempDir(), kind+seed+string(rune('a'+i)))

@@ -3,11 +3,13 @@
 //
 //	go run ./internal/gen claude -out DIR -size 200MB -files 150 [-seed N] [-quirks]
 //	go run ./internal/gen codex  -out DIR -size 50MB  -files 60  [-seed N]
+//	go run ./internal/gen kimicode -out DIR -size 300MB -files 1 [-seed N]
 //
 // The same flags always give the same bytes. claude writes a Claude Code
 // config dir (DIR/projects/<project>/<session>.jsonl, subagent files under
 // <session>/subagents/); codex writes a Codex home (DIR/sessions/YYYY/MM/DD/
-// rollout-….jsonl). Each subcommand lives in its own file.
+// rollout-….jsonl); kimicode a Kimi Code home (DIR/sessions/wd_…/session_…/
+// agents/main/wire.jsonl). Each subcommand lives in its own file.
 package main
 
 import (
@@ -29,8 +31,9 @@ func main() {
 
 // generators maps a subcommand to its function.
 var generators = map[string]func(opt options, stdout io.Writer) error{
-	"claude": genClaude,
-	"codex":  genCodex,
+	"claude":   genClaude,
+	"codex":    genCodex,
+	"kimicode": genKimiCode,
 }
 
 type options struct {
