@@ -1,9 +1,11 @@
 package kimicode
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/sessctl/sessctl/pkg/jsonl"
@@ -70,7 +72,12 @@ func renderToolResult(output string, isError bool, note string, durationMs *floa
 
 // fmsg is a message of the fold with where it came from.
 type fmsg struct {
+	// m is the message without the words its srcs hold: Text, Thinking,
+	// the calls' inputs and the results are read again when it is given
+	// (give), so that the fold holds no text of a wire that may be
+	// gigabytes
 	m        session.Message
+	srcs     []wsrc
 	prompt   bool   // an undo anchor
 	promptID string // a prompt's id (message.id)
 	owner    string // an injection's ownerPromptId
@@ -79,6 +86,32 @@ type fmsg struct {
 	// userOrigin: a message of origin "user", which Kimi Code's request
 	// projection merges with the next such message (canMergeUserMessage)
 	userOrigin bool
+}
+
+// srcKind says what a line gives the message that reads it again.
+type srcKind uint8
+
+const (
+	srcMessage srcKind = iota // context.append_message: the message's words, calls and result
+	srcPart                   // content.part: text or thinking, appended
+	srcCall                   // tool.call: the input of the call at wsrc.call
+	srcResult                 // tool.result: the result, rendered
+	srcSummary                // context.apply_compaction: the summary
+)
+
+// wsrc is a line that holds some of a message's words.
+type wsrc struct {
+	line session.LineAt
+	kind srcKind
+	wall bool  // srcResult: the tool's results carry a wall-time header
+	call int32 // srcCall: the call's place in ToolCalls
+}
+
+// from records that the record being folded holds some of m's words.
+func (f *fold) from(m *fmsg, kind srcKind) *wsrc {
+	l := &f.cur.Line
+	m.srcs = append(m.srcs, wsrc{line: session.LineAt{Num: l.Num, Offset: l.Offset, Len: l.Len}, kind: kind})
+	return &m.srcs[len(m.srcs)-1]
 }
 
 // fold is Kimi Code's replay of a wire.
@@ -94,9 +127,12 @@ type fold struct {
 	turns    []session.Turn
 	at       session.TurnIndex
 	cur      *session.Record
+	// turnAt is the offset of the last turn.prompt record, -1 after a
+	// prompt: a turn's records start there (its Cut)
+	turnAt int64
 }
 
-func newFold() *fold { return &fold{names: map[string]string{}} }
+func newFold() *fold { return &fold{names: map[string]string{}, turnAt: -1} }
 
 func (f *fold) msg(role session.Role) *fmsg {
 	r := f.cur
@@ -169,38 +205,47 @@ func (f *fold) accepts(step string) bool {
 	return f.open != nil && (f.openStep == "" || step == f.openStep)
 }
 
-// record folds one record of the wire.
+// record folds one record of the wire. The strings it keeps are cloned:
+// session.Unmarshal's strings (goccy's) share the copy of the whole line
+// it decodes, which a kept id would otherwise hold (a 370 MB wire's fold
+// held 32 MB of lines so).
 func (f *fold) record(r *session.Record, raw []byte) error {
 	f.cur = r
 	switch r.Type {
+	case "turn.prompt":
+		f.turnAt = r.Line.Offset
 	case "context.append_message":
+		// a prompt's record ends its turn.prompt's reach, whether or not
+		// it decodes below
+		cut := r.Line.Offset
+		if r.UserPrompt {
+			if f.turnAt >= 0 {
+				cut = f.turnAt
+			}
+			f.turnAt = -1
+		}
 		var l struct {
 			Message wireMessage `json:"message"`
 		}
-		if err := json.Unmarshal(jsonObj(r, raw), &l); err != nil {
+		if err := session.Unmarshal(jsonObj(r, raw), &l); err != nil {
 			return nil
 		}
 		m := &l.Message
 		if m.isPrompt() {
 			f.turns = append(f.turns, session.Turn{N: len(f.turns), Line: r.Line.Num, Offset: r.Line.Offset,
-				Cut: r.Line.Offset, CutLine: r.Line.Num, Timestamp: r.Timestamp, Prompt: session.Preview(r.Prompt, session.PreviewLen)})
+				Cut: cut, CutLine: r.Line.Num, Timestamp: r.Timestamp, Prompt: strings.Clone(session.Preview(r.Prompt, session.PreviewLen))})
 			f.at.Add(r.Line.Offset, len(f.turns)-1)
 		}
 		x := f.msg(r.Role)
-		x.m.Text, x.m.Thinking = r.Text, r.Thinking
-		x.m.ToolCalls = r.ToolCalls
+		f.from(x, srcMessage) // its words, calls and result
 		x.m.Prompt = m.isPrompt()
 		x.m.Injected = m.injected()
-		x.prompt, x.promptID, x.inject = m.isPrompt(), m.ID, m.injected()
+		x.prompt, x.promptID, x.inject = m.isPrompt(), strings.Clone(m.ID), m.injected()
 		x.userOrigin = m.Role == "user" && m.Origin != nil && m.Origin.Kind == "user"
 		if m.Origin != nil {
-			x.owner = m.Origin.OwnerPromptID
+			x.owner = strings.Clone(m.Origin.OwnerPromptID)
 			x.summary = m.Origin.Kind == "compaction_summary"
 			x.m.Summary = x.summary
-		}
-		if m.Role == "tool" {
-			x.m.Text = renderToolResult(r.Text, m.IsError, m.Note, nil)
-			x.m.ToolResults = []session.ToolResult{{CallID: m.ToolCallID, Output: x.m.Text, IsError: m.IsError}}
 		}
 		if len(f.pending) > 0 {
 			f.deferred = append(f.deferred, x)
@@ -213,23 +258,16 @@ func (f *fold) record(r *session.Record, raw []byte) error {
 		var l struct {
 			Event loopEvent `json:"event"`
 		}
-		if err := json.Unmarshal(jsonObj(r, raw), &l); err != nil {
+		if err := session.Unmarshal(jsonObj(r, raw), &l); err != nil {
 			return nil
 		}
 		f.loopEvent(&l.Event, r)
 	case "context.apply_compaction":
-		var l struct {
-			Summary              json.RawMessage `json:"summary"`
-			ContextSummary       *string         `json:"contextSummary"`
-			CompactedCount       *int            `json:"compactedCount"`
-			Count                *int            `json:"count"`
-			KeptUserMessageCount *int            `json:"keptUserMessageCount"`
-			LegacyTail           *bool           `json:"legacyTail"`
-		}
+		var l compaction
 		if json.Unmarshal(jsonObj(r, raw), &l) != nil {
 			return nil
 		}
-		f.compact(l.Summary, l.ContextSummary, l.CompactedCount, l.Count, l.KeptUserMessageCount, l.LegacyTail)
+		f.compact(l.CompactedCount, l.Count, l.KeptUserMessageCount, l.LegacyTail)
 	case "context.clear":
 		f.reset()
 		for _, m := range f.msgs {
@@ -252,7 +290,7 @@ func (f *fold) loopEvent(ev *loopEvent, r *session.Record) {
 		f.settleOpen()
 		f.open = f.msg(session.RoleAssistant)
 		f.push(f.open)
-		f.openStep, f.openVac = ev.UUID, true
+		f.openStep, f.openVac = strings.Clone(ev.UUID), true
 	case "step.end":
 		if ev.FinishReason == "interrupted" || ev.FinishReason == "error" {
 			return
@@ -264,16 +302,16 @@ func (f *fold) loopEvent(ev *loopEvent, r *session.Record) {
 			return
 		}
 		if f.openStep == "" {
-			f.openStep = ev.StepUUID
+			f.openStep = strings.Clone(ev.StepUUID)
 		}
 		switch ev.Part.Type {
 		case "text":
-			f.open.m.Text = joinNL(f.open.m.Text, ev.Part.Text)
+			f.from(f.open, srcPart)
 			if strings.TrimSpace(ev.Part.Text) != "" {
 				f.openVac = false
 			}
 		case "think":
-			f.open.m.Thinking = joinNL(f.open.m.Thinking, ev.Part.Think)
+			f.from(f.open, srcPart)
 			if ev.Part.Encrypted != "" || strings.TrimSpace(ev.Part.Think) != "" {
 				f.openVac = false
 			}
@@ -281,22 +319,20 @@ func (f *fold) loopEvent(ev *loopEvent, r *session.Record) {
 			f.openVac = false
 		}
 		if f.open.m.Model == "" {
-			f.open.m.Model = r.Model
+			f.open.m.Model = strings.Clone(r.Model)
 		}
 	case "tool.call":
 		if !f.accepts(ev.StepUUID) {
 			return
 		}
 		if f.openStep == "" {
-			f.openStep = ev.StepUUID
+			f.openStep = strings.Clone(ev.StepUUID)
 		}
-		args := ""
-		if len(ev.Args) > 0 && string(ev.Args) != "null" {
-			args = compactJSON(ev.Args)
-		}
-		f.open.m.ToolCalls = append(f.open.m.ToolCalls, session.ToolCall{ID: ev.ToolCallID, Name: ev.Name, Input: args})
-		f.pending = append(f.pending, ev.ToolCallID)
-		f.names[ev.ToolCallID] = ev.Name
+		f.from(f.open, srcCall).call = int32(len(f.open.m.ToolCalls)) // its input
+		id, name := strings.Clone(ev.ToolCallID), strings.Clone(ev.Name)
+		f.open.m.ToolCalls = append(f.open.m.ToolCalls, session.ToolCall{ID: id, Name: name})
+		f.pending = append(f.pending, id)
+		f.names[id] = name
 	case "tool.result":
 		name, ok := f.names[ev.ToolCallID]
 		if !ok {
@@ -310,21 +346,36 @@ func (f *fold) loopEvent(ev *loopEvent, r *session.Record) {
 			}
 		}
 		m := f.msg(session.RoleTool)
-		var out, note string
-		isErr := false
-		var dur *float64
-		if ev.Result != nil {
-			out, _ = partsText(ev.Result.Output)
-			isErr, note = ev.Result.IsError, ev.Result.Note
-			if wallTimeTools[name] || strings.HasPrefix(name, "mcp__") {
-				dur = ev.Result.DurationMs
-			}
-		}
-		m.m.Text = renderToolResult(out, isErr, note, dur)
-		m.m.ToolResults = []session.ToolResult{{CallID: ev.ToolCallID, Output: m.m.Text, IsError: isErr}}
+		f.from(m, srcResult).wall = wallTimeTools[name] || strings.HasPrefix(name, "mcp__")
 		f.push(m)
 		f.flushDeferred()
 	}
+}
+
+// compaction is a context.apply_compaction record.
+type compaction struct {
+	Summary              json.RawMessage `json:"summary"`
+	ContextSummary       *string         `json:"contextSummary"`
+	CompactedCount       *int            `json:"compactedCount"`
+	Count                *int            `json:"count"`
+	KeptUserMessageCount *int            `json:"keptUserMessageCount"`
+	LegacyTail           *bool           `json:"legacyTail"`
+}
+
+// text is the summary the model reads.
+func (c *compaction) text() string {
+	if c.ContextSummary != nil {
+		return *c.ContextSummary
+	}
+	var s string
+	if json.Unmarshal(c.Summary, &s) == nil {
+		return s
+	}
+	var m wireMessage
+	if json.Unmarshal(c.Summary, &m) == nil {
+		s, _ = partsText(m.Content)
+	}
+	return s
 }
 
 // compactionContinuation is the reminder Kimi Code puts after a
@@ -338,22 +389,7 @@ const compactionContinuation = "<system-reminder>\nContext compaction is complet
 // first compactedCount instead. Kimi Code elides the kept user messages
 // beyond 20,000 tokens (2,000 of the oldest, the newest after a note);
 // that is not modelled.
-func (f *fold) compact(rawSummary json.RawMessage, contextSummary *string, compacted, count, kept *int, legacyTail *bool) {
-	text := ""
-	switch {
-	case contextSummary != nil:
-		text = *contextSummary
-	default:
-		var s string
-		if json.Unmarshal(rawSummary, &s) == nil {
-			text = s
-		} else {
-			var m wireMessage
-			if json.Unmarshal(rawSummary, &m) == nil {
-				text, _ = partsText(m.Content)
-			}
-		}
-	}
+func (f *fold) compact(compacted, count, kept *int, legacyTail *bool) {
 	n := 0
 	if compacted != nil {
 		n = *compacted
@@ -376,7 +412,8 @@ func (f *fold) compact(rawSummary json.RawMessage, contextSummary *string, compa
 		}
 	}
 	summary := f.msg(session.RoleUser)
-	summary.m.Text, summary.m.Summary, summary.summary = text, true, true
+	f.from(summary, srcSummary) // its text
+	summary.m.Summary, summary.summary = true, true
 	var live []*fmsg
 	if legacy {
 		live = append(live, summary)
@@ -506,44 +543,14 @@ func scan(ctx context.Context, path string) (*fold, error) {
 func (Home) TurnUnit() string { return "turn" }
 
 // Turns implements session.Conversation: the prompts in file order
-// (context.append_message records that are undo anchors).
+// (context.append_message records that are undo anchors), each cut at the
+// turn.prompt record Kimi Code writes just before it (scan).
 func (Home) Turns(ctx context.Context, path string) ([]session.Turn, error) {
 	f, err := scan(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	// a turn's records start at its turn.prompt record, which Kimi Code
-	// writes just before the prompt's context.append_message
-	cuts, err := promptCuts(ctx, path)
-	if err != nil {
-		return nil, err
-	}
-	for i := range f.turns {
-		if c, ok := cuts[f.turns[i].Offset]; ok {
-			f.turns[i].Cut = c
-		}
-	}
 	return f.turns, nil
-}
-
-// promptCuts maps the offset of each prompt's context.append_message to the
-// offset of the turn.prompt record before it (the start of its turn).
-func promptCuts(ctx context.Context, path string) (map[int64]int64, error) {
-	out := map[int64]int64{}
-	last := int64(-1)
-	err := session.ReadFileContext(ctx, path, Home{}, func(r *session.Record) error {
-		switch {
-		case r.Type == "turn.prompt":
-			last = r.Line.Offset
-		case r.UserPrompt && r.Type == "context.append_message":
-			if last >= 0 {
-				out[r.Line.Offset] = last
-			}
-			last = -1
-		}
-		return nil
-	})
-	return out, err
 }
 
 // History implements session.Conversation.
@@ -553,39 +560,189 @@ func (Home) History(ctx context.Context, path string, opt session.HistoryOptions
 		return err
 	}
 	if opt.All {
-		for _, m := range f.all {
-			mm := m.m
-			if err := fn(&mm); err != nil {
+		return give(ctx, path, f.all, false, fn)
+	}
+	return give(ctx, path, f.msgs, true, fn)
+}
+
+// give calls fn with each message of msgs, its words read again from the
+// file at path: only the lines that hold them, in file order
+// (session.ReadLinesAt). A message goes as soon as it and those before it
+// are whole, so what is held is the messages between the lines read and
+// the first message still waiting for one; a message whose line is no
+// longer there as it was (the file changed since the fold) goes with what
+// was read. merge is Kimi Code's request projection (merger).
+func give(ctx context.Context, path string, msgs []*fmsg, merge bool, fn func(*session.Message) error) error {
+	type use struct{ msg, src int }
+	var at []session.LineAt
+	uses := map[int][]use{} // by line number
+	left := make([]int, len(msgs))
+	for i, m := range msgs {
+		for j, s := range m.srcs {
+			if _, ok := uses[s.line.Num]; !ok {
+				at = append(at, s.line)
+			}
+			uses[s.line.Num] = append(uses[s.line.Num], use{i, j})
+			left[i]++
+		}
+	}
+	slices.SortFunc(at, func(a, b session.LineAt) int { return cmp.Compare(a.Num, b.Num) })
+	out := merger{fn: fn, merge: merge}
+	next := 0
+	flush := func() error {
+		for ; next < len(msgs) && left[next] == 0; next++ {
+			if err := out.add(msgs[next]); err != nil {
 				return err
 			}
+			msgs[next] = nil // its words go with it
 		}
 		return nil
 	}
-	for _, mm := range mergeUsers(f.msgs) {
-		if err := fn(&mm); err != nil {
-			return err
+	// read marks line k of at read, with r what it holds now (nil: not
+	// given back)
+	read := func(k int, r *session.Record) {
+		for _, u := range uses[at[k].Num] {
+			if r != nil {
+				m := msgs[u.msg]
+				fill(m, &m.srcs[u.src], r)
+			}
+			left[u.msg]--
 		}
 	}
+	k := 0
+	if err := flush(); err != nil || len(at) == 0 {
+		return err
+	}
+	err := session.ReadLinesAt(ctx, path, Home{}, at, func(r *session.Record) error {
+		for ; k < len(at) && at[k].Num < r.Line.Num; k++ {
+			read(k, nil)
+		}
+		if k < len(at) && at[k].Num == r.Line.Num {
+			read(k, r)
+			k++
+		}
+		return flush()
+	})
+	if err != nil {
+		return err
+	}
+	for ; k < len(at); k++ {
+		read(k, nil)
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	return out.close()
+}
+
+// fill adds to m the words that r, the line of its source s, holds: what
+// the fold would have added had it kept them.
+func fill(m *fmsg, s *wsrc, r *session.Record) {
+	raw := jsonObj(r, r.Line.Raw)
+	switch s.kind {
+	case srcMessage:
+		var l struct {
+			Message wireMessage `json:"message"`
+		}
+		if session.Unmarshal(raw, &l) != nil {
+			return
+		}
+		w := &l.Message
+		m.m.Text, m.m.Thinking, m.m.ToolCalls = r.Text, r.Thinking, r.ToolCalls
+		if w.Role == "tool" {
+			m.m.Text = renderToolResult(r.Text, w.IsError, w.Note, nil)
+			m.m.ToolResults = []session.ToolResult{{CallID: w.ToolCallID, Output: m.m.Text, IsError: w.IsError}}
+		}
+	case srcSummary:
+		var c compaction
+		if json.Unmarshal(raw, &c) == nil {
+			m.m.Text = c.text()
+		}
+	default:
+		var l struct {
+			Event loopEvent `json:"event"`
+		}
+		if session.Unmarshal(raw, &l) != nil {
+			return
+		}
+		ev := &l.Event
+		switch s.kind {
+		case srcPart:
+			switch {
+			case ev.Part == nil:
+			case ev.Part.Type == "text":
+				m.m.Text = joinNL(m.m.Text, ev.Part.Text)
+			case ev.Part.Type == "think":
+				m.m.Thinking = joinNL(m.m.Thinking, ev.Part.Think)
+			}
+		case srcCall:
+			if int(s.call) < len(m.m.ToolCalls) && len(ev.Args) > 0 && string(ev.Args) != "null" {
+				m.m.ToolCalls[s.call].Input = compactJSON(ev.Args)
+			}
+		case srcResult:
+			var out, note string
+			isErr := false
+			var dur *float64
+			if ev.Result != nil {
+				out, _ = partsText(ev.Result.Output)
+				isErr, note = ev.Result.IsError, ev.Result.Note
+				if s.wall {
+					dur = ev.Result.DurationMs
+				}
+			}
+			m.m.Text = renderToolResult(out, isErr, note, dur)
+			m.m.ToolResults = []session.ToolResult{{CallID: ev.ToolCallID, Output: m.m.Text, IsError: isErr}}
+		}
+	}
+}
+
+// merger gives messages on, merged as Kimi Code's request projection
+// (flattenBlocks) merges them when merge is set: adjacent user messages of
+// origin "user" are sent as one, their texts joined by a blank line. It
+// happens where nothing came between two prompts: the prompts a compaction
+// kept, a prompt whose turn wrote nothing else.
+type merger struct {
+	fn      func(*session.Message) error
+	merge   bool
+	held    *session.Message // the last message, which the next may join
+	merging bool             // held is of origin "user"
+	// joined is held's text once another joined it: built, not added
+	// to (the prompts a compaction kept are all adjacent)
+	joined strings.Builder
+}
+
+func (g *merger) add(m *fmsg) error {
+	mm := m.m
+	if !g.merge {
+		return g.fn(&mm)
+	}
+	if m.userOrigin && g.merging {
+		if g.joined.Len() == 0 {
+			g.joined.WriteString(g.held.Text)
+		}
+		g.joined.WriteString("\n\n")
+		g.joined.WriteString(mm.Text)
+		return nil
+	}
+	if err := g.close(); err != nil {
+		return err
+	}
+	g.held, g.merging = &mm, m.userOrigin
 	return nil
 }
 
-// mergeUsers is Kimi Code's request projection (flattenBlocks): adjacent
-// user messages of origin "user" are sent as one, their texts joined by
-// a blank line. It happens where nothing came between two prompts: the
-// prompts a compaction kept, a prompt whose turn wrote nothing else.
-func mergeUsers(msgs []*fmsg) []session.Message {
-	var out []session.Message
-	merging := false
-	for _, m := range msgs {
-		if m.userOrigin && merging {
-			last := &out[len(out)-1]
-			last.Text += "\n\n" + m.m.Text
-			continue
-		}
-		out = append(out, m.m)
-		merging = m.userOrigin
+// close gives the message held.
+func (g *merger) close() error {
+	h := g.held
+	g.held = nil
+	if h == nil {
+		return nil
 	}
-	return out
+	if g.joined.Len() > 0 {
+		h.Text = g.joined.String()
+		g.joined = strings.Builder{}
+	}
+	return g.fn(h)
 }
 
 // InjectedContext reports whether an item of a conversation is context
