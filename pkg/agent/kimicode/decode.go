@@ -292,7 +292,15 @@ func (Home) Decode(obj []byte, r *session.Record) {
 		if l.TokenCt.OK {
 			r.ContextTokens = l.TokenCt.V
 		}
-	case "context.apply_compaction", "context.clear":
+	case "context.apply_compaction":
+		// the summary is what the model reads in place of what it
+		// replaced: stats counts its tokens
+		r.Kind = session.KindCompaction
+		var c compaction
+		if session.Unmarshal(obj, &c) == nil {
+			r.Text = c.text()
+		}
+	case "context.clear":
 		r.Kind = session.KindCompaction
 	case "llm.request":
 		r.Model = l.Model

@@ -110,3 +110,41 @@ func TestGiveAfterTheFileChanged(t *testing.T) {
 		t.Errorf("%d of %d messages without words: the cut should empty some, not all", empty, len(got))
 	}
 }
+
+// TestCompactionSummaryText: the summary of a context.apply_compaction, in
+// each of the shapes the fold reads, is the record's text (stats counted
+// Kimi Code's summaries as 0 tokens), and the summary message History
+// gives has the same words.
+func TestCompactionSummaryText(t *testing.T) {
+	for _, c := range []struct{ line, want string }{
+		{`{"type":"context.apply_compaction","summary":"the summary","compactedCount":1,"keptUserMessageCount":1,"time":1}`, "the summary"},
+		{`{"type":"context.apply_compaction","contextSummary":"from contextSummary","summary":"not this","count":1,"time":1}`, "from contextSummary"},
+		{`{"type":"context.apply_compaction","summary":{"role":"user","content":[{"type":"text","text":"in parts"}]},"count":1,"time":1}`, "in parts"},
+	} {
+		path := filepath.Join(t.TempDir(), "wire.jsonl")
+		prompt := `{"type":"context.append_message","agentId":"main","message":{"role":"user","content":[{"type":"text","text":"hi"}],"id":"p1","toolCalls":[],"origin":{"kind":"user"}},"time":1}`
+		if err := os.WriteFile(path, []byte(prompt+"\n"+c.line+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		err := session.ReadFileContext(context.Background(), path, Home{}, func(r *session.Record) error {
+			if r.Kind == session.KindCompaction {
+				got = append(got, r.Text)
+			}
+			return nil
+		})
+		if err != nil || len(got) != 1 || got[0] != c.want {
+			t.Errorf("%s: record texts %q (%v), want %q", c.line, got, err, c.want)
+		}
+		var summary []string
+		Home{}.History(context.Background(), path, session.HistoryOptions{}, func(m *session.Message) error {
+			if m.Summary {
+				summary = append(summary, m.Text)
+			}
+			return nil
+		})
+		if len(summary) != 1 || summary[0] != c.want {
+			t.Errorf("%s: History's summary %q, want %q", c.line, summary, c.want)
+		}
+	}
+}
