@@ -92,7 +92,11 @@ func (Home) Decode(obj []byte, r *session.Record) { decode(obj, r, false) }
 // line as Home does (TestReplayLiteAsFull).
 type replayHome struct{ Home }
 
-func (replayHome) Decode(obj []byte, r *session.Record) { decode(obj, r, true) }
+func (replayHome) Decode(obj []byte, r *session.Record) {
+	if !liteFast(obj, r) {
+		decode(obj, r, true)
+	}
+}
 
 // codexPayloadLite is what of a payload the replay reads.
 type codexPayloadLite struct {
@@ -121,10 +125,10 @@ func decode(obj []byte, r *session.Record, lite bool) {
 		r.Type = "(undecodable)"
 		return
 	}
-	r.Timestamp = session.ParseTime(l.Timestamp)
 	// before 2025-09 lines had no envelope: bare ResponseItems such as
 	// {"type":"message","role":…} and {"record_type":"state"}
 	if l.Type == "" || (len(l.Payload) == 0 && !codexEnvelopeTypes[l.Type]) {
+		r.Timestamp = session.ParseTime(l.Timestamp)
 		codexLegacy(&l, obj, r, lite)
 		return
 	}
@@ -132,6 +136,13 @@ func decode(obj []byte, r *session.Record, lite bool) {
 	if len(l.Payload) > 0 {
 		decodePayload(l.Payload, &p, lite)
 	}
+	envelope(&l, &p, r, lite)
+}
+
+// envelope makes the record of an enveloped line l (not a legacy one)
+// with its payload p decoded.
+func envelope(l *codexLine, p *codexPayload, r *session.Record, lite bool) {
+	r.Timestamp = session.ParseTime(l.Timestamp)
 	r.Type = l.Type
 	if p.Type != "" && (l.Type == "response_item" || l.Type == "event_msg") {
 		r.Type = l.Type + "/" + p.Type
@@ -147,7 +158,7 @@ func decode(obj []byte, r *session.Record, lite bool) {
 		r.Model = p.Model
 		r.CWD = p.CWD
 	case "response_item":
-		codexItem(&p, r, lite)
+		codexItem(p, r, lite)
 	case "event_msg":
 		r.Kind = session.KindMetadata
 		switch p.Type {
