@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"time"
 )
@@ -23,33 +21,23 @@ func genCodex(opt options, stdout io.Writer) error {
 		g := newRNG(opt.seed, uint64(200+i))
 		t := base.Add(time.Duration(i) * 7 * time.Hour)
 		id := "01a2" + g.uuid()[4:]
-		dir := filepath.Join(opt.out, "sessions", t.Format("2006/01/02"))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-		p := filepath.Join(dir, "rollout-"+t.Format("2006-01-02T15-04-05")+"-"+id+".jsonl")
-		f, err := os.Create(p)
+		lf, err := createLines(filepath.Join(opt.out, "sessions", t.Format("2006/01/02"), "rollout-"+t.Format("2006-01-02T15-04-05")+"-"+id+".jsonl"))
 		if err != nil {
 			return err
 		}
-		w := bufio.NewWriterSize(f, 1<<20)
-		var n int64
 		ts := func() string {
 			t = t.Add(time.Duration(100+g.IntN(5000)) * time.Millisecond)
 			return t.Format("2006-01-02T15:04:05.000Z")
 		}
 		put := func(typ, payload string) {
-			l := `{"timestamp":"` + ts() + `","type":"` + typ + `","payload":` + payload + `}`
-			w.WriteString(l)
-			w.WriteByte('\n')
-			n += int64(len(l) + 1)
+			lf.put(`{"timestamp":"` + ts() + `","type":"` + typ + `","payload":` + payload + `}`)
 		}
 		put("session_meta", `{"id":"`+id+`","timestamp":"`+t.Format("2006-01-02T15:04:05.000Z")+`","cwd":"/home/dev/src/proj`+fmt.Sprint(i%4)+`","originator":"codex_cli_rs","cli_version":"0.104.0","source":"cli","model_provider":"openai"}`)
 		put("event_msg", `{"type":"token_count","info":null,"rate_limits":{"primary":null}}`)
 		var tot [5]int64 // input, cached, output, reasoning, total
 		model := []string{"gpt-5", "gpt-5.3-codex", "gpt-5-mini"}[r.IntN(3)]
 		target := per/2 + int64(g.IntN(int(per)+1))
-		for n < target {
+		for lf.n < target {
 			if g.IntN(5) == 0 {
 				model = []string{"gpt-5", "gpt-5.3-codex", "gpt-5-mini"}[g.IntN(3)]
 			}
@@ -82,14 +70,10 @@ func genCodex(opt options, stdout io.Writer) error {
 					tot[0], tot[1], tot[2], tot[3], tot[4]))
 			}
 		}
-		if err := w.Flush(); err != nil {
-			f.Close()
+		if err := lf.close(); err != nil {
 			return err
 		}
-		if err := f.Close(); err != nil {
-			return err
-		}
-		written += n
+		written += lf.n
 	}
 	fmt.Fprintf(stdout, "wrote %d bytes of Codex rollouts in %d files under %s\n", written, opt.files, opt.out)
 	return nil

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"time"
 )
@@ -24,21 +22,11 @@ func genKimiCode(opt options, stdout io.Writer) error {
 	for i := 0; i < opt.files; i++ {
 		g := newRNG(opt.seed, uint64(300+i))
 		t := base.Add(time.Duration(i) * 5 * time.Hour)
-		dir := filepath.Join(opt.out, "sessions", fmt.Sprintf("wd_proj%d_%s", i%4, g.hexID(12)), "session_"+g.uuid(), "agents", "main")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-		f, err := os.Create(filepath.Join(dir, "wire.jsonl"))
+		lf, err := createLines(filepath.Join(opt.out, "sessions", fmt.Sprintf("wd_proj%d_%s", i%4, g.hexID(12)), "session_"+g.uuid(), "agents", "main", "wire.jsonl"))
 		if err != nil {
 			return err
 		}
-		w := bufio.NewWriterSize(f, 1<<20)
-		var n int64
-		put := func(l string) {
-			w.WriteString(l)
-			w.WriteByte('\n')
-			n += int64(len(l) + 1)
-		}
+		put := lf.put
 		now := func() int64 {
 			t = t.Add(time.Duration(50+g.IntN(3000)) * time.Millisecond)
 			return t.UnixMilli()
@@ -49,7 +37,7 @@ func genKimiCode(opt options, stdout io.Writer) error {
 		put(fmt.Sprintf(`{"type":"metadata","protocol_version":"1.5","created_at":%d}`, now()))
 		put(fmt.Sprintf(`{"type":"permission.set_mode","agentId":"main","mode":"auto","time":%d}`, now()))
 		target := per/2 + int64(g.IntN(int(per)+1))
-		for turn := 0; n < target; turn++ {
+		for turn := 0; lf.n < target; turn++ {
 			pid := "msg_" + g.hexID(26)
 			prompt := jstr(g.text(20 + g.IntN(600)))
 			put(fmt.Sprintf(`{"type":"turn.prompt","agentId":"main","input":[{"type":"text","text":%s}],"origin":{"kind":"user"},"promptId":"%s","turnId":%d,"time":%d}`, prompt, pid, turn, now()))
@@ -91,14 +79,10 @@ func genKimiCode(opt options, stdout io.Writer) error {
 					jstr(g.text(2000)), 4+g.IntN(40), 1+g.IntN(3), 150000+g.IntN(50000), 8000+g.IntN(4000), now()))
 			}
 		}
-		if err := w.Flush(); err != nil {
-			f.Close()
+		if err := lf.close(); err != nil {
 			return err
 		}
-		if err := f.Close(); err != nil {
-			return err
-		}
-		written += n
+		written += lf.n
 	}
 	fmt.Fprintf(stdout, "wrote %d bytes of Kimi Code wires in %d files under %s\n", written, opt.files, opt.out)
 	return nil

@@ -13,11 +13,13 @@
 package main
 
 import (
+	"bufio"
 	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -192,4 +194,39 @@ func jstr(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
+}
+
+// lineFile is a session file being written line by line.
+type lineFile struct {
+	f *os.File
+	w *bufio.Writer
+	n int64 // bytes written
+}
+
+// createLines creates the file at path, and its directory.
+func createLines(path string) (*lineFile, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	return &lineFile{f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
+}
+
+// put writes one line.
+func (lf *lineFile) put(l string) {
+	lf.w.WriteString(l)
+	lf.w.WriteByte('\n')
+	lf.n += int64(len(l) + 1)
+}
+
+// close writes what is buffered and closes the file.
+func (lf *lineFile) close() error {
+	if err := lf.w.Flush(); err != nil {
+		lf.f.Close()
+		return err
+	}
+	return lf.f.Close()
 }
