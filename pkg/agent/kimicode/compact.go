@@ -20,7 +20,7 @@ import (
 
 // CompactLayout implements layout.Writer.
 func (Home) CompactLayout(ctx context.Context, src layout.Source) (layout.Layout, error) {
-	f, err := scan(ctx, src.Path())
+	f, err := scan(ctx, src.Path(), nil)
 	if err != nil {
 		return nil, err
 	}

@@ -104,13 +104,15 @@ type wsrc struct {
 	line session.LineAt
 	kind srcKind
 	wall bool  // srcResult: the tool's results carry a wall-time header
+	hit  bool  // the fold's want took the line (HistoryOptions.Want)
 	call int32 // srcCall: the call's place in ToolCalls
 }
 
 // from records that the record being folded holds some of m's words.
 func (f *fold) from(m *fmsg, kind srcKind) *wsrc {
 	l := &f.cur.Line
-	m.srcs = append(m.srcs, wsrc{line: session.LineAt{Num: l.Num, Offset: l.Offset, Len: l.Len}, kind: kind})
+	m.srcs = append(m.srcs, wsrc{line: session.LineAt{Num: l.Num, Offset: l.Offset, Len: l.Len}, kind: kind,
+		hit: f.want != nil && f.want(l.Raw)})
 	return &m.srcs[len(m.srcs)-1]
 }
 
@@ -130,6 +132,8 @@ type fold struct {
 	// turnAt is the offset of the last turn.prompt record, -1 after a
 	// prompt: a turn's records start there (its Cut)
 	turnAt int64
+	// want is HistoryOptions.Want (nil: every message is wanted)
+	want func(raw []byte) bool
 }
 
 func newFold() *fold { return &fold{names: map[string]string{}, turnAt: -1} }
@@ -521,9 +525,11 @@ func jsonObj(r *session.Record, raw []byte) []byte {
 	return raw
 }
 
-// scan folds the file at path.
-func scan(ctx context.Context, path string) (*fold, error) {
+// scan folds the file at path; want, when not nil, is asked of each line
+// that holds words (wsrc.hit).
+func scan(ctx context.Context, path string, want func([]byte) bool) (*fold, error) {
 	f := newFold()
+	f.want = want
 	err := session.ReadFileContext(ctx, path, Home{}, func(r *session.Record) error {
 		if r.Kind == session.KindCorrupt || r.Kind == session.KindBlank {
 			return nil
@@ -546,7 +552,7 @@ func (Home) TurnUnit() string { return "turn" }
 // (context.append_message records that are undo anchors), each cut at the
 // turn.prompt record Kimi Code writes just before it (scan).
 func (Home) Turns(ctx context.Context, path string) ([]session.Turn, error) {
-	f, err := scan(ctx, path)
+	f, err := scan(ctx, path, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -555,14 +561,43 @@ func (Home) Turns(ctx context.Context, path string) ([]session.Turn, error) {
 
 // History implements session.Conversation.
 func (Home) History(ctx context.Context, path string, opt session.HistoryOptions, fn func(*session.Message) error) error {
-	f, err := scan(ctx, path)
+	f, err := scan(ctx, path, opt.Want)
 	if err != nil {
 		return err
 	}
+	msgs, merge := f.msgs, true
 	if opt.All {
-		return give(ctx, path, f.all, false, fn)
+		msgs, merge = f.all, false
 	}
-	return give(ctx, path, f.msgs, true, fn)
+	if opt.Want != nil {
+		msgs = wanted(msgs)
+	}
+	return give(ctx, path, msgs, merge, fn)
+}
+
+// wanted is msgs as a caller with HistoryOptions.Want needs them: a
+// message none of whose lines it took cannot hold what it looks for, and
+// is left out, or given without its words when it has tool calls (they
+// name the results). The messages of origin "user" are kept whole: Kimi
+// Code sends adjacent ones as one (merger), the text and line of which
+// depend on each.
+func wanted(msgs []*fmsg) []*fmsg {
+	var out []*fmsg
+	for _, m := range msgs {
+		hit := m.userOrigin || len(m.srcs) == 0
+		for _, s := range m.srcs {
+			hit = hit || s.hit
+		}
+		switch {
+		case hit:
+			out = append(out, m)
+		case len(m.m.ToolCalls) > 0:
+			c := *m
+			c.srcs = nil
+			out = append(out, &c)
+		}
+	}
+	return out
 }
 
 // give calls fn with each message of msgs, its words read again from the

@@ -38,7 +38,7 @@ func words(m *session.Message) []string {
 // when it kept them), and History still gives them.
 func TestFoldHoldsNoWords(t *testing.T) {
 	for _, path := range []string{wirePath(t), "testdata/compacted.wire.jsonl"} {
-		f, err := scan(context.Background(), path)
+		f, err := scan(context.Background(), path, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,7 +74,7 @@ func TestGiveAfterTheFileChanged(t *testing.T) {
 	if err := os.WriteFile(path, orig, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f, err := scan(context.Background(), path)
+	f, err := scan(context.Background(), path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -100,7 +100,7 @@ func TestCompactLayoutLegacyTail(t *testing.T) {
 			tail = append(tail, string(m.Role)+":"+m.Text)
 		}
 	}
-	f, err := scan(context.Background(), path)
+	f, err := scan(context.Background(), path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
