@@ -494,3 +494,38 @@ func ValidLine(line []byte) bool {
 	l.Skip()
 	return l.End()
 }
+
+// PlainKey reports whether an object key is one a scanner can judge as
+// the full decoder would: ASCII without escapes, and equal to none of
+// names without regard to case (encoding/json and goccy match keys to
+// fields that way). A key equal to one of names is the caller's to
+// handle first.
+func PlainKey(key []byte, names []string) bool {
+	for _, c := range key {
+		if c >= 0x80 || c == '\\' {
+			return false
+		}
+	}
+	for _, n := range names {
+		if len(n) == len(key) && bytes.EqualFold(key, []byte(n)) {
+			return false
+		}
+	}
+	return true
+}
+
+// FieldKey matches an object key against names, the JSON names of the
+// fields of the struct the full decoder fills: the index of the name the
+// key is, or -1 for a key of no field. ok is false where the full
+// decoder's rules decide what a scanner cannot follow: a field given
+// twice (seen has a bit per name), or a key that is not PlainKey.
+func FieldKey(key []byte, names []string, seen *uint64) (i int, ok bool) {
+	for i, n := range names {
+		if string(key) == n {
+			ok = *seen&(1<<i) == 0
+			*seen |= 1 << i
+			return i, ok
+		}
+	}
+	return -1, PlainKey(key, names)
+}

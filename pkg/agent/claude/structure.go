@@ -149,7 +149,7 @@ func scanMeta(l *jsonl.Line) (*claudeMeta, bool) {
 				return
 			}
 			id = s.str()
-		case !plainKey(key, metaNames):
+		case !usage.PlainKey(key, metaNames):
 			// the other fields, a second promptId, a key that is one
 			// of them in another case or with an escape
 			s.fail()
@@ -168,24 +168,6 @@ func scanMeta(l *jsonl.Line) (*claudeMeta, bool) {
 // skips: the decoders have limits of their own on depth (encoding/json's
 // is 10000), and a line that deep is left to them.
 const maxSkipDepth = 512
-
-// plainKey reports whether a key is one the scanner can judge: ASCII
-// without escapes, and equal to none of names without regard to case
-// (the full decoder matches keys to fields that way: encoding/json and
-// goccy alike). Keys equal to one of names are handled before.
-func plainKey(key []byte, names []string) bool {
-	for _, c := range key {
-		if c >= 0x80 || c == '\\' {
-			return false
-		}
-	}
-	for _, n := range names {
-		if len(n) == len(key) && bytes.EqualFold(key, []byte(n)) {
-			return false
-		}
-	}
-	return true
-}
 
 // scanner is scanFacts' state for one line.
 type scanner struct {
@@ -245,19 +227,11 @@ func (s *scanner) objectOrNull() {
 // decoder has there) and that it was not seen before (seen is the bit of
 // each name, by index in names).
 func (s *scanner) key(key []byte, names []string, seen *uint64) int {
-	for i, n := range names {
-		if string(key) == n {
-			if *seen&(1<<i) != 0 {
-				s.fail() // a key given twice: the full decoder's rules for that are its own
-			}
-			*seen |= 1 << i
-			return i
-		}
-	}
-	if !plainKey(key, names) {
+	i, ok := usage.FieldKey(key, names, seen)
+	if !ok {
 		s.fail()
 	}
-	return -1
+	return i
 }
 
 // The fields of the structs the full decoder reads into (claudeLine,
@@ -485,7 +459,7 @@ func (s *scanner) usage() {
 		return
 	}
 	s.l.Object(func(key []byte) {
-		if !plainKey(key, nil) {
+		if !usage.PlainKey(key, nil) {
 			s.fail()
 		}
 		// its counts never fail to decode; cache_creation (in any case)

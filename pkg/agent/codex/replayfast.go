@@ -65,25 +65,9 @@ func liteFast(obj []byte, r *session.Record) bool {
 		return b
 	}
 	key := func(k []byte, names []string, seen *uint64) int {
-		for i, n := range names {
-			if string(k) == n {
-				if *seen&(1<<i) != 0 {
-					ok = false
-				}
-				*seen |= 1 << i
-				return i
-			}
-		}
-		if !keepable(k) {
-			ok = false
-			return -1
-		}
-		for _, n := range names {
-			if len(n) == len(k) && bytes.EqualFold(k, []byte(n)) {
-				ok = false
-			}
-		}
-		return -1
+		i, plain := usage.FieldKey(k, names, seen)
+		ok = ok && plain
+		return i
 	}
 	if !lx.Object(func(k []byte) {
 		if !ok {
