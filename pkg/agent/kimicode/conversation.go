@@ -86,6 +86,8 @@ type fmsg struct {
 	// userOrigin: a message of origin "user", which Kimi Code's request
 	// projection merges with the next such message (canMergeUserMessage)
 	userOrigin bool
+	// skip: a message the caller does not want (wanted), not given
+	skip bool
 }
 
 // srcKind says what a line gives the message that reads it again.
@@ -530,7 +532,7 @@ func jsonObj(r *session.Record, raw []byte) []byte {
 func scan(ctx context.Context, path string, want func([]byte) bool) (*fold, error) {
 	f := newFold()
 	f.want = want
-	err := session.ReadFileContext(ctx, path, Home{}, func(r *session.Record) error {
+	err := session.ReadFileContext(ctx, path, foldHome{}, func(r *session.Record) error {
 		if r.Kind == session.KindCorrupt || r.Kind == session.KindBlank {
 			return nil
 		}
@@ -577,25 +579,31 @@ func (Home) History(ctx context.Context, path string, opt session.HistoryOptions
 
 // wanted is msgs as a caller with HistoryOptions.Want needs them: a
 // message none of whose lines it took cannot hold what it looks for, and
-// is left out, or given without its words when it has tool calls (they
-// name the results). The messages of origin "user" are kept whole: Kimi
-// Code sends adjacent ones as one (merger), the text and line of which
-// depend on each.
+// is left out (skip: it still parts the user messages on either side of
+// it), or given without its words when it has tool calls (they name the
+// results). Kept whole are the messages of origin "user" (Kimi
+// Code sends adjacent ones as one, merger, whose text and line depend on
+// each) and those whose text or thinking comes in parts (what is looked
+// for may straddle two of them).
 func wanted(msgs []*fmsg) []*fmsg {
 	var out []*fmsg
 	for _, m := range msgs {
 		hit := m.userOrigin || len(m.srcs) == 0
+		parts := 0
 		for _, s := range m.srcs {
 			hit = hit || s.hit
+			if s.kind == srcPart {
+				parts++
+			}
 		}
-		switch {
-		case hit:
+		hit = hit || parts > 1
+		if hit {
 			out = append(out, m)
-		case len(m.m.ToolCalls) > 0:
-			c := *m
-			c.srcs = nil
-			out = append(out, &c)
+			continue
 		}
+		c := *m
+		c.srcs, c.skip = nil, len(m.m.ToolCalls) == 0
+		out = append(out, &c)
 	}
 	return out
 }
@@ -748,7 +756,13 @@ type merger struct {
 
 func (g *merger) add(m *fmsg) error {
 	mm := m.m
-	if !g.merge {
+	switch {
+	case m.skip && g.merge:
+		g.merging = false // not given, but it was sent between
+		return nil
+	case m.skip:
+		return nil
+	case !g.merge:
 		return g.fn(&mm)
 	}
 	if m.userOrigin && g.merging {

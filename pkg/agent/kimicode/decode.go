@@ -201,7 +201,18 @@ func (m *wireMessage) isPrompt() bool {
 func (m *wireMessage) injected() bool { return m.Origin != nil && m.Origin.Kind == "injection" }
 
 // Decode implements session.Home.
-func (Home) Decode(obj []byte, r *session.Record) {
+func (Home) Decode(obj []byte, r *session.Record) { decode(obj, r, false) }
+
+// foldHome is Home with a decoder that leaves out the words of the loop
+// events (their texts, calls and results): the fold reads each event
+// itself and keeps only where its words are (scan). Lines decode or fail
+// as they do with Home.
+type foldHome struct{ Home }
+
+func (foldHome) Decode(obj []byte, r *session.Record) { decode(obj, r, true) }
+
+// decode is Home.Decode; lite leaves out the loop events' words.
+func decode(obj []byte, r *session.Record, lite bool) {
 	var l wireLine
 	if err := session.Unmarshal(obj, &l); err != nil {
 		r.Kind = session.KindUnknown
@@ -253,21 +264,24 @@ func (Home) Decode(obj []byte, r *session.Record) {
 			if ev.Part != nil {
 				r.Kind = session.KindMessage
 				r.Role = session.RoleAssistant
-				switch ev.Part.Type {
-				case "text":
+				switch {
+				case lite:
+				case ev.Part.Type == "text":
 					r.Text = ev.Part.Text
-				case "think":
+				case ev.Part.Type == "think":
 					r.Thinking = ev.Part.Think
 				}
 			}
 		case "tool.call":
 			r.Kind = session.KindMessage
 			r.Role = session.RoleAssistant
-			r.ToolCalls = []session.ToolCall{{ID: ev.ToolCallID, Name: ev.Name, Input: session.RawText(ev.Args)}}
+			if !lite {
+				r.ToolCalls = []session.ToolCall{{ID: ev.ToolCallID, Name: ev.Name, Input: session.RawText(ev.Args)}}
+			}
 		case "tool.result":
 			r.Kind = session.KindMessage
 			r.Role = session.RoleTool
-			if ev.Result != nil {
+			if ev.Result != nil && !lite {
 				out, _ := partsText(ev.Result.Output)
 				r.Text = out
 				r.ToolResults = []session.ToolResult{{CallID: ev.ToolCallID, Output: out, IsError: ev.Result.IsError}}

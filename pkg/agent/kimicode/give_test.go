@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/sessctl/sessctl/pkg/session"
@@ -145,6 +147,105 @@ func TestCompactionSummaryText(t *testing.T) {
 		})
 		if len(summary) != 1 || summary[0] != c.want {
 			t.Errorf("%s: History's summary %q, want %q", c.line, summary, c.want)
+		}
+	}
+}
+
+// TestFoldHomeAsHome: the fold's decoder leaves out the loop events'
+// words and nothing else: on every line of the test wires it gives
+// Home's record but for those.
+func TestFoldHomeAsHome(t *testing.T) {
+	for _, path := range []string{wirePath(t), "testdata/compacted.wire.jsonl"} {
+		var full []session.Record
+		if err := session.ReadFileContext(context.Background(), path, Home{}, func(r *session.Record) error {
+			c := *r
+			c.Line.Raw = nil
+			full = append(full, c)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		k, words := 0, 0
+		err := session.ReadFileContext(context.Background(), path, foldHome{}, func(r *session.Record) error {
+			want := full[k]
+			k++
+			if strings.HasPrefix(want.Type, "context.append_loop_event/") {
+				if want.Text != "" || want.Thinking != "" || len(want.ToolCalls) > 0 || len(want.ToolResults) > 0 {
+					words++
+				}
+				want.Text, want.Thinking, want.ToolCalls, want.ToolResults = "", "", nil, nil
+			}
+			got := *r
+			got.Line.Raw = nil
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s line %d: the fold's decoder gave\n%+v\nHome's, less the words\n%+v", path, r.Line.Num, got, want)
+			}
+			return nil
+		})
+		if err != nil || k != len(full) || words == 0 {
+			t.Errorf("%s: %d of %d records, %d loop events with words (%v)", path, k, len(full), words, err)
+		}
+	}
+}
+
+// TestWantAcrossParts: a reply streamed in parts can hold what grep looks
+// for across two of them, which no line holds: the search with Want finds
+// it as the one without does (a search of a generated wire lost such a
+// hit).
+func TestWantAcrossParts(t *testing.T) {
+	lines := []string{
+		`{"type":"context.append_message","agentId":"main","message":{"role":"user","content":[{"type":"text","text":"go"}],"id":"p1","toolCalls":[],"origin":{"kind":"user"}},"time":1}`,
+		`{"type":"context.append_loop_event","agentId":"main","event":{"type":"step.begin","uuid":"s1","turnId":"0","step":1},"time":2}`,
+		`{"type":"context.append_loop_event","agentId":"main","event":{"type":"content.part","uuid":"u1","turnId":"0","step":1,"stepUuid":"s1","part":{"type":"text","text":"run rebase"}},"time":3}`,
+		`{"type":"context.append_loop_event","agentId":"main","event":{"type":"content.part","uuid":"u2","turnId":"0","step":1,"stepUuid":"s1","part":{"type":"text","text":" commit now"}},"time":4}`,
+		`{"type":"context.append_loop_event","agentId":"main","event":{"type":"step.end","uuid":"s1","turnId":"0","step":1,"finishReason":"end_turn"},"time":5}`,
+	}
+	path := filepath.Join(t.TempDir(), "wire.jsonl")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := func(raw []byte) bool { return strings.Contains(string(raw), "rebase commit") }
+	var got []string
+	err := Home{}.History(context.Background(), path, session.HistoryOptions{Want: want}, func(m *session.Message) error {
+		if strings.Contains(m.Text, "rebase commit") {
+			got = append(got, m.Text)
+		}
+		return nil
+	})
+	if err != nil || len(got) != 1 || got[0] != "run rebase commit now" {
+		t.Errorf("with Want: %q (%v), want the reply \"run rebase commit now\"", got, err)
+	}
+}
+
+// TestWantKeepsPromptsApart: two prompts with a reply between them are
+// sent as two messages; the search with Want, which does not read the
+// reply, must not join them (a search of a generated wire reported such
+// prompts as one).
+func TestWantKeepsPromptsApart(t *testing.T) {
+	prompt := func(id, text string) string {
+		return `{"type":"context.append_message","agentId":"main","message":{"role":"user","content":[{"type":"text","text":"` + text + `"}],"id":"` + id + `","toolCalls":[],"origin":{"kind":"user"}},"time":1}`
+	}
+	lines := []string{
+		prompt("p1", "first needle"),
+		`{"type":"context.append_loop_event","agentId":"main","event":{"type":"step.begin","uuid":"s1","turnId":"0","step":1},"time":2}`,
+		`{"type":"context.append_loop_event","agentId":"main","event":{"type":"content.part","uuid":"u1","turnId":"0","step":1,"stepUuid":"s1","part":{"type":"text","text":"a reply"}},"time":3}`,
+		`{"type":"context.append_loop_event","agentId":"main","event":{"type":"step.end","uuid":"s1","turnId":"0","step":1,"finishReason":"end_turn"},"time":4}`,
+		prompt("p2", "second needle"),
+	}
+	path := filepath.Join(t.TempDir(), "wire.jsonl")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []func([]byte) bool{nil, func(raw []byte) bool { return strings.Contains(string(raw), "needle") }} {
+		var got []string
+		err := Home{}.History(context.Background(), path, session.HistoryOptions{Want: want}, func(m *session.Message) error {
+			if strings.Contains(m.Text, "needle") {
+				got = append(got, m.Text)
+			}
+			return nil
+		})
+		if err != nil || strings.Join(got, "|") != "first needle|second needle" {
+			t.Errorf("Want %v: %q (%v), want the two prompts apart", want != nil, got, err)
 		}
 	}
 }
