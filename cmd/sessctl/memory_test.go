@@ -75,12 +75,21 @@ func main() {
 // took 930 MB on 1 GiB); and stats on the 300 MB line, which peaked at
 // 716 MB before the usage reader measured long lines, at most the same
 // 64 MB. Linux only (ru_maxrss in KiB, the fork floor above).
-// memoryRig builds sessctl as it ships and the rssHelper in dir, and
-// returns run, which runs sessctl with args and gives its peak RSS less
-// what the binary's own floor has grown since the goals were set (see
-// below), its exit code and its stderr.
-func memoryRig(t *testing.T, dir string) (run func(args ...string) (rss int64, code int, stderr string)) {
+// memoryRig skips the test, saying why it is heavy, under -short and
+// off Linux (ru_maxrss in KiB, the fork floor above). Otherwise it builds
+// sessctl as it ships and the rssHelper in a directory of the test's,
+// and returns that directory and run, which runs sessctl with args and
+// gives its peak RSS less what the binary's own floor has grown since the
+// goals were set (see below), its exit code and its stderr.
+func memoryRig(t *testing.T, heavy string) (dir string, run func(args ...string) (rss int64, code int, stderr string)) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip(heavy)
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("peak RSS is measured the Linux way")
+	}
+	dir = t.TempDir()
 	gobin, err := exec.LookPath("go") // go test puts its own first on $PATH
 	if err != nil {
 		t.Fatal(err)
@@ -120,21 +129,14 @@ func memoryRig(t *testing.T, dir string) (run func(args ...string) (rss int64, c
 	floor, _, _ := peak("--version")
 	grown := max(0, floor-floorAtGoals)
 	t.Logf("floor (sessctl --version): peak RSS %d MB; %d MB of it over the floor the goals were set with", floor>>20, grown>>20)
-	return func(args ...string) (int64, int, string) {
+	return dir, func(args ...string) (int64, int, string) {
 		rss, code, stderr := peak(args...)
 		return rss - grown, code, stderr
 	}
 }
 
 func TestPeakMemoryOnHugeLines(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes 320 MB and builds sessctl")
-	}
-	if runtime.GOOS != "linux" {
-		t.Skip("peak RSS is measured the Linux way")
-	}
-	dir := t.TempDir()
-	run := memoryRig(t, dir)
+	dir, run := memoryRig(t, "writes 320 MB and builds sessctl")
 	line20 := filepath.Join(dir, "20", ".claude", "projects", "-home-u-p", "0b0c1f4e-2d3a-4c5b-8e6f-7a8b9c0d1e2f.jsonl")
 	line300 := filepath.Join(dir, "300", ".claude", "projects", "-home-u-p", "0b0c1f4e-2d3a-4c5b-8e6f-7a8b9c0d1e2f.jsonl")
 	hugeLineSession(t, line20, 20_000_000)
@@ -170,17 +172,11 @@ func TestPeakMemoryOnHugeLines(t *testing.T) {
 // TestPeakMemoryOnABigKimiCodeWire: Kimi Code's history is a fold of the
 // whole wire, which kept every message's words: show of a generated
 // 123 MB wire peaked at 280 MB, checkpoints at 286 MB. The fold keeps
-// where the words are now (98 and 95 MB). The limit is the wire's size:
+// where the words are now (81-84 MB here, the floor's growth taken off).
+// The limit is the wire's size:
 // what a fold that kept the words cannot stay under.
 func TestPeakMemoryOnABigKimiCodeWire(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes 123 MB and builds sessctl")
-	}
-	if runtime.GOOS != "linux" {
-		t.Skip("peak RSS is measured the Linux way")
-	}
-	dir := t.TempDir()
-	run := memoryRig(t, dir)
+	dir, run := memoryRig(t, "writes 123 MB and builds sessctl")
 	gobin, err := exec.LookPath("go")
 	if err != nil {
 		t.Fatal(err)
