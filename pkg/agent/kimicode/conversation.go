@@ -656,7 +656,7 @@ func give(ctx context.Context, path string, msgs []*fmsg, merge bool, fn func(*s
 	if err := flush(); err != nil || len(at) == 0 {
 		return err
 	}
-	err := session.ReadLinesAt(ctx, path, Home{}, at, func(r *session.Record) error {
+	err := session.ReadLinesAt(ctx, path, foldHome{}, at, func(r *session.Record) error {
 		for ; k < len(at) && at[k].Num < r.Line.Num; k++ {
 			read(k, nil)
 		}

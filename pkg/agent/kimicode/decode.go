@@ -205,8 +205,9 @@ func (Home) Decode(obj []byte, r *session.Record) { decode(obj, r, false) }
 
 // foldHome is Home with a decoder that leaves out the words of the loop
 // events (their texts, calls and results): the fold reads each event
-// itself and keeps only where its words are (scan). Lines decode or fail
-// as they do with Home.
+// itself and keeps only where its words are (scan), and give reads them
+// again with the event's own fields (fill). Lines decode or fail as they
+// do with Home.
 type foldHome struct{ Home }
 
 func (foldHome) Decode(obj []byte, r *session.Record) { decode(obj, r, true) }
