@@ -50,6 +50,7 @@ type validator struct {
 	i            int
 	rawControl   bool
 	nul, badUTF8 bool // in a string: a NUL byte, bytes that are not UTF-8
+	deepest      int  // the deepest nesting met (1: an object or array with no other inside)
 }
 
 func (v *validator) skipSpace() {
@@ -69,8 +70,10 @@ func (v *validator) value(depth int) bool {
 	}
 	switch c := v.b[v.i]; {
 	case c == '{':
+		v.deepest = max(v.deepest, depth+1)
 		return v.object(depth + 1)
 	case c == '[':
+		v.deepest = max(v.deepest, depth+1)
 		return v.array(depth + 1)
 	case c == '"':
 		return v.str()

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"math/bits"
+
+	"github.com/sessctl/sessctl/pkg/jsonl"
 )
 
 // Lexer is a minimal JSON reader for the few fields recorded-usage
@@ -12,7 +14,7 @@ import (
 // skipped with bytes.IndexByte, so a line with a large tool output costs
 // little more than finding its quotes. It is not a validator; callers that
 // need to know that a line is valid JSON check that separately (End, or
-// ValidLine).
+// ValidLine), or use a strict Lexer (NewStrictLexer).
 //
 // The agents' scanners read one line with one Lexer, calling Object with a
 // function that reads the fields it wants and leaves the others, which
@@ -28,10 +30,29 @@ type Lexer struct {
 	braceSeen, nullSeen bool
 	// deepest is the deepest nesting met inside the containers skipped
 	deepest int
+	// strict: every value read or skipped is validated by chk
+	strict bool
+	chk    jsonl.Checker
 }
 
 // NewLexer returns a Lexer at the start of line.
 func NewLexer(line []byte) Lexer { return Lexer{b: line} }
+
+// NewStrictLexer returns a Lexer at the start of line that validates what
+// it reads and skips as the jsonl validator does, instead of only finding
+// its ends: a line it walked whole (End) is valid JSON, and Status says
+// what a validating jsonl.Reader makes of it. One pass of it costs about
+// what validating the line alone did, so a caller that needs both the
+// line's status and a few of its fields saves the second pass. A strict
+// Lexer does not Watch.
+func NewStrictLexer(line []byte) Lexer {
+	return Lexer{b: line, strict: true, chk: jsonl.NewChecker(line)}
+}
+
+// Status is the Status and RawControl a validating jsonl.Reader gives the
+// line, for a strict Lexer that read one object and reached the line's
+// End. Of any other it means nothing.
+func (l *Lexer) Status() (jsonl.Status, bool) { return l.chk.Status() }
 
 // Watch makes the lexer note two byte patterns that ccusage's prefilters
 // look for, wherever they occur in the line, also inside values it skips:
@@ -107,6 +128,15 @@ func (l *Lexer) Str() (raw []byte) {
 		}
 	}
 	b := l.b
+	if l.strict {
+		end, ok := l.chk.String(l.i)
+		if !ok {
+			l.fail()
+			return nil
+		}
+		raw, l.i = b[l.i+1:end-1], end
+		return raw
+	}
 	start := l.i + 1
 	j := start
 	for {
@@ -161,6 +191,19 @@ func (l *Lexer) Text() string {
 
 // Skip skips one value of any kind.
 func (l *Lexer) Skip() {
+	if l.strict {
+		if l.Peek() == 0 {
+			l.fail()
+			return
+		}
+		end, ok := l.chk.Value(l.i)
+		if !ok {
+			l.fail()
+			return
+		}
+		l.i, l.deepest = end, l.chk.Deepest()
+		return
+	}
 	if c := l.Peek(); c == '{' || c == '[' {
 		l.skipContainer()
 		return
@@ -403,6 +446,9 @@ func (l *Lexer) Number() (int64, NumKind) {
 		return 0, NumOther
 	}
 	tok := l.numberToken()
+	if len(tok) == 0 { // a strict lexer met no number
+		return 0, NumOther
+	}
 	if tok[0] == '-' {
 		if len(tok) == 2 && tok[1] == '0' {
 			return 0, NumOK
@@ -422,9 +468,19 @@ func (l *Lexer) Number() (int64, NumKind) {
 	return v, NumOK
 }
 
-// numberToken reads the bytes of a number (or of what passes for one).
+// numberToken reads the bytes of a number (or of what passes for one,
+// unless the lexer is strict: then it fails on anything but a number).
 func (l *Lexer) numberToken() []byte {
 	start := l.i
+	if l.strict {
+		end, ok := l.chk.Number(start)
+		if !ok {
+			l.fail()
+			return l.b[start:start]
+		}
+		l.i = end
+		return l.b[start:end]
+	}
 	for l.i < len(l.b) {
 		switch c := l.b[l.i]; {
 		case c >= '0' && c <= '9', c == '-', c == '+', c == '.', c == 'e', c == 'E':
