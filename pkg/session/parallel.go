@@ -66,6 +66,19 @@ func ScanFile[T any](ctx context.Context, path string, decode func(*jsonl.Line, 
 	return scanLines(ctx, jsonl.NewReader(fh), decode, fn)
 }
 
+// ScanFileLazy is ScanFile for a decode that validates the lines itself:
+// a line whose Status is OK comes as a Reader that skips validation gives
+// it, and decode must give it the Status and RawControl a validating
+// Reader would (Revalidate does) before it relies on them.
+func ScanFileLazy[T any](ctx context.Context, path string, decode func(*jsonl.Line, *T), fn func(*jsonl.Line, *T) error) error {
+	fh, err := jsonl.Open(path)
+	if err != nil {
+		return err
+	}
+	defer fh.Close()
+	return scanLinesLazy(ctx, jsonl.NewReader(fh), true, decode, fn)
+}
+
 // scanLines is readLines with any decoding.
 func scanLines[T any](ctx context.Context, rd *jsonl.Reader, decode func(*jsonl.Line, *T), fn func(*jsonl.Line, *T) error) error {
 	return scanLinesLazy(ctx, rd, false, decode, fn)

@@ -209,14 +209,14 @@ func newIndexBuilder() *indexBuilder {
 // asked of every user and assistant line (node.hit).
 func buildIndex(ctx context.Context, path string, want func(raw []byte) bool) (*index, error) {
 	b := newIndexBuilder()
-	decode := decodeFacts
+	decode := decodeFactsLazy
 	if want != nil {
 		decode = func(l *jsonl.Line, f *facts) {
-			decodeFacts(l, f)
+			decodeFactsLazy(l, f)
 			f.hit = (f.typ == "user" || f.typ == "assistant") && want(l.Raw)
 		}
 	}
-	err := session.ScanFile(ctx, path, decode, func(l *jsonl.Line, f *facts) error {
+	err := session.ScanFileLazy(ctx, path, decode, func(l *jsonl.Line, f *facts) error {
 		b.add(l, f)
 		return nil
 	})

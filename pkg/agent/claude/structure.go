@@ -115,6 +115,39 @@ func decodeFacts(l *jsonl.Line, f *facts) {
 		}
 		return
 	}
+	decodedFacts(l, f)
+}
+
+// decodeFactsLazy is decodeFacts of a line that was not validated
+// (session.ScanFileLazy): the structure scanner's lexer is strict, so that
+// it validates the line in the pass that reads its facts, where a line
+// went through the validator, then through the scanner. A line it did not
+// read to its end is validated as before.
+func decodeFactsLazy(l *jsonl.Line, f *facts) {
+	if l.Status == jsonl.OK {
+		s := scanner{l: usage.NewStrictLexer(l.Raw), ok: true}
+		ok := s.facts(f)
+		// a nesting deeper than the scanner lets pass is left to the
+		// validator, which counts it from the line's start
+		if s.object && s.l.End() && s.l.Deepest() <= maxSkipDepth {
+			l.Status, l.RawControl = s.l.Status()
+		} else {
+			l.Revalidate()
+			ok = false
+		}
+		if ok && l.Status == jsonl.OK && !l.RawControl {
+			if f.typ == "last-prompt" || f.typ == "system/compact_boundary" {
+				f.meta = lineMeta(l)
+			}
+			return
+		}
+	}
+	decodedFacts(l, f)
+}
+
+// decodedFacts is decodeFacts of a line the structure scanner leaves to
+// the full decoder.
+func decodedFacts(l *jsonl.Line, f *facts) {
 	r := session.Decode(Home{}, l)
 	factsWith(&r, f, func(l *jsonl.Line) *claudeMeta {
 		if m, ok := scanMeta(l); ok {
@@ -173,6 +206,9 @@ const maxSkipDepth = 512
 type scanner struct {
 	l  usage.Lexer
 	ok bool
+	// object: facts read the line's object to its end (whatever it made
+	// of it)
+	object bool
 }
 
 func (s *scanner) fail() { s.ok = false }
@@ -249,8 +285,14 @@ var (
 // scanFacts reads the facts of one valid line (no raw control characters)
 // without decoding its content; false leaves the line to the full decoder.
 func scanFacts(raw []byte, f *facts) bool {
-	*f = facts{}
 	s := scanner{l: usage.NewLexer(raw), ok: true}
+	return s.facts(f)
+}
+
+// facts is scanFacts with the scanner's lexer, which may be strict
+// (decodeFactsLazy).
+func (s *scanner) facts(f *facts) bool {
+	*f = facts{}
 	var (
 		typ, subtype      string
 		haveType          bool
@@ -303,6 +345,7 @@ func scanFacts(raw []byte, f *facts) bool {
 			s.l.Skip()
 		}
 	})
+	s.object = ok
 	if !ok || !s.ok || s.l.Bad() || !haveType || s.l.Deepest() > maxSkipDepth {
 		return false
 	}

@@ -94,6 +94,13 @@ func TestFactsMatchDecode(t *testing.T) {
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("%s:%d: structure scan\n%+v\nfull decode\n%+v", p, l.Num, got, want)
 			}
+			if l.Raw != nil {
+				text := string(l.Raw)
+				if l.EOL != jsonl.NoEOL {
+					text += "\n"
+				}
+				checkLazy(t, text, l, want)
+			}
 			if l.Status == jsonl.OK && !l.RawControl && scanFacts(l.Raw, &scanned) {
 				fast++
 			}
@@ -205,8 +212,52 @@ var scanCases = []string{
 	`{"type":"assistant","uuid":"a","message":{"id":"m","content":[{"type":"text","text":"x"}]},"params":5,"content":[1]}`,
 }
 
+// lazyCases are lines that the strict lexer of decodeFactsLazy must judge
+// as the validator does: what is wrong with them (or right, but unusual)
+// is in a part the scanner skips, reads, or walks.
+var lazyCases = []string{
+	`{"type":"progress","uuid":"g","data":{"s":"` + "\xff" + `"}}`,
+	`{"type":"progress","uuid":"g","data":{"s":"` + "\x00" + `"}}`,
+	`{"type":"progress","uuid":"g","data":{"s":"a\u0000b"}}`,
+	`{"type":"progress","uuid":"g","data":{"s":"tab\there"}}`,
+	`{"type":"progress","uuid":"g","data":{"s":"\q"}}`,
+	`{"type":"progress","uuid":"g","data":{"s":"\x41"}}`,
+	`{"type":"progress","uuid":"g","data":{"s":"\u12G4"}}`,
+	`{"type":"progress","uuid":"g","data":[01]}`,
+	`{"type":"progress","uuid":"g","data":[1.]}`,
+	`{"type":"progress","uuid":"g","data":[-]}`,
+	`{"type":"progress","uuid":"g","data":[1e]}`,
+	`{"type":"progress","uuid":"g","data":[-0.5e+7]}`,
+	`{"type":"progress","uuid":"g","data":[tru]}`,
+	`{"type":"progress","uuid":"g","data":[true,]}`,
+	`{"type":"progress","uuid":"g","data":{"a":1,}}`,
+	`{"type":"progress","uuid":"g","data":{"a" 1}}`,
+	`{"type":"progress","uuid":"g","data":{"a":1}}}`,
+	`{"type":"progress","uuid":"g"} x`,
+	`{"type":"progress","uuid":"g"}  `,
+	`  {"type":"progress","uuid":"g"}`,
+	`{"type":"progress","uuid":"g",}`,
+	`{"type":"progress","uuid":"g` + "\xff" + `"}`,
+	`{"type":"progress","uuid":"g` + "\x01" + `"}`,
+	`{"type":"progress","uu` + "\xff" + `id":"g"}`,
+	`{"type":"assistant","uuid":"a","message":{"id":"m","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"c":"` + "\xc3" + `"}}]}}`,
+	`{"type":"assistant","uuid":"a","message":{"id":"m","content":[{"type":"text","text":"x"}],"usage":{"input_tokens":01}}}`,
+	`{"type":"assistant","uuid":"a","message":{"id":"m","content":[{"type":"text","text":"x"}],"usage":{"input_tokens":-}}}`,
+	`{"type":"assistant","uuid":"a","message":{"id":"m","content":[{"type":"text","text":"x"}],"usage":{"input_tokens":1.5e3}}}`,
+	`{"type":"assistant","uuid":"a","isSidechain":tru,"message":{"id":"m","content":[]}}`,
+	`{"type":"assistant","uuid":"a","isSidechain":nul,"message":{"id":"m","content":[]}}`,
+	`{"type":"user","uuid":"u","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"` + "\xed\xa0\x80" + `"}]}}`,
+	`[{"type":"progress"}]`,
+	`"progress"`,
+	`{}`,
+	`{"type":"progress","uuid":"g","x":` + strings.Repeat("[", 9998) + strings.Repeat("]", 9998) + `}`,
+	`{"type":"progress","uuid":"g","x":` + strings.Repeat("[", 9999) + strings.Repeat("]", 9999) + `}`,
+	// valid counted from the skipped value, too deep counted from the line
+	`{"type":"progress","uuid":"g","x":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`,
+}
+
 func TestScanCases(t *testing.T) {
-	for _, c := range scanCases {
+	for _, c := range append(scanCases, lazyCases...) {
 		checkFacts(t, c)
 	}
 }
@@ -224,11 +275,46 @@ func checkFacts(t *testing.T, line string) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("%s\nstructure scan %+v\nfull decode    %+v", line, got, want)
 	}
+	checkLazy(t, line+"\n", l, want)
+	if line != "" { // nothing at all is no line
+		checkLazy(t, line, l, want)
+	}
+}
+
+// checkLazy holds decodeFactsLazy, on the one line of text as a Reader
+// that skips validation gives it, to the validated line valid and the
+// facts the full decoder makes of it (want).
+func checkLazy(t *testing.T, text string, valid *jsonl.Line, want facts) {
+	t.Helper()
+	rd := jsonl.NewReader(strings.NewReader(text))
+	rd.SkipValidation = true
+	l, err := rd.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.EOL == jsonl.NoEOL { // not terminated: its own status, and facts
+		v, err := jsonl.NewReader(strings.NewReader(text)).Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := session.Decode(Home{}, v)
+		valid, want = v, facts{}
+		factsOf(&r, &want)
+	}
+	var got facts
+	decodeFactsLazy(l, &got)
+	if l.Status != valid.Status || l.RawControl != valid.RawControl {
+		t.Fatalf("%q: decodeFactsLazy left the line %v (raw control %v); validated it is %v (%v)",
+			text, l.Status, l.RawControl, valid.Status, valid.RawControl)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%q\nlazy structure scan %+v\nfull decode         %+v", text, got, want)
+	}
 }
 
 // FuzzFacts holds the structure scanner to the full decoder on any line.
 func FuzzFacts(f *testing.F) {
-	for _, c := range scanCases {
+	for _, c := range append(scanCases, lazyCases...) {
 		f.Add(c)
 	}
 	f.Fuzz(func(t *testing.T, line string) {
