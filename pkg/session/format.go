@@ -45,6 +45,35 @@ func Decode(f Format, l *jsonl.Line) Record {
 	return r
 }
 
+// LazyDecoder is a Format whose decoder can validate a line in the pass
+// that reads it (usage.NewStrictLexer), instead of after the validator
+// went over it. readLines gives such a format its lines unvalidated.
+type LazyDecoder interface {
+	// DecodeLazy decodes a line that was not validated (its Status OK)
+	// into r, prepared as Decode prepares it for a valid line. It reports
+	// true only for a line it found valid and free of raw control
+	// characters, which is what the unvalidated line already says;
+	// false leaves the line to the validator and Decode, r to be made
+	// anew.
+	DecodeLazy(l *jsonl.Line, r *Record) bool
+}
+
+// decodeLazy is Decode of a line that was not validated, for a format
+// that may be a LazyDecoder.
+func decodeLazy(f Format, l *jsonl.Line) Record {
+	if lf, ok := f.(LazyDecoder); ok && l.Status == jsonl.OK {
+		r := Record{Agent: f.Agent(), Line: *l, ContextTokens: -1, Kind: KindMessage}
+		if lf.DecodeLazy(l, &r) {
+			if !reference {
+				detach(&r, len(l.Raw))
+			}
+			return r
+		}
+	}
+	l.Revalidate()
+	return Decode(f, l)
+}
+
 // ReadFile streams the records of a file through fn, in file order. fn's
 // Record is only valid during the call (its Line.Raw is reused). The
 // lines are validated and decoded on every core (readLines).

@@ -46,6 +46,10 @@ type batch[T any] struct {
 // on every core. It looks at ctx every checkEvery lines; jsonl.ErrStop from
 // fn ends the read with a nil error.
 func readLines(ctx context.Context, rd *jsonl.Reader, f Format, fn func(*Record) error) error {
+	if _, ok := f.(LazyDecoder); ok {
+		return scanLinesLazy(ctx, rd, true, func(l *jsonl.Line, r *Record) { *r = decodeLazy(f, l) },
+			func(_ *jsonl.Line, r *Record) error { return fn(r) })
+	}
 	return scanLines(ctx, rd, func(l *jsonl.Line, r *Record) { *r = Decode(f, l) },
 		func(_ *jsonl.Line, r *Record) error { return fn(r) })
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
+	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/session"
 	"github.com/sessctl/sessctl/pkg/usage"
 )
@@ -35,6 +36,25 @@ const liteDepth = 512
 // JSON line (session.Decode's). FuzzReplayFast holds it to decode.
 func liteFast(obj []byte, r *session.Record) bool {
 	lx := usage.NewLexer(obj)
+	return liteFastWith(&lx, obj, r)
+}
+
+// DecodeLazy implements session.LazyDecoder: liteFast with a strict
+// lexer, so that the first read of a rollout (the replay of the first
+// search) validates each line in the pass that reads it. A line liteFast
+// is not sure of, or that its strict walk did not find valid and free of
+// raw control characters, is left to the validator and Decode.
+func (replayHome) DecodeLazy(l *jsonl.Line, r *session.Record) bool {
+	lx := usage.NewStrictLexer(l.Raw)
+	if !liteFastWith(&lx, l.Raw, r) || !lx.End() {
+		return false
+	}
+	st, rc := lx.Status()
+	return st == jsonl.OK && !rc
+}
+
+// liteFastWith is liteFast reading obj with lx.
+func liteFastWith(lx *usage.Lexer, obj []byte, r *session.Record) bool {
 	ok := true
 	var (
 		ts, typ  []byte

@@ -28,6 +28,14 @@ func checkLiteFast(t *testing.T, line []byte) bool {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("%s\nliteFast %+v\ndecode   %+v", line, got, want)
 	}
+	// read as the replay reads a file: replayHome's lines unvalidated, for
+	// DecodeLazy to validate; with the newline and without
+	for _, text := range []string{string(line) + "\n", string(line)} {
+		got, want := readAll(t, text, replayHome{}), readAll(t, text, liteSlow{})
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q\nread lazily %+v\nvalidated   %+v", text, got, want)
+		}
+	}
 	if l.Status != jsonl.OK {
 		return false
 	}
@@ -37,6 +45,22 @@ func checkLiteFast(t *testing.T, line []byte) bool {
 	}
 	var r session.Record
 	return liteFast(obj, &r)
+}
+
+// readAll is every record session.ReadRecords makes of text with f.
+func readAll(t *testing.T, text string, f session.Format) []session.Record {
+	t.Helper()
+	var rs []session.Record
+	err := session.ReadRecords(strings.NewReader(text), f, func(r *session.Record) error {
+		c := *r
+		c.Line = r.Line.Clone()
+		rs = append(rs, c)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
 }
 
 // liteCases are lines at the edges of what liteFast takes.
@@ -69,6 +93,19 @@ var liteCases = []string{
 	`{ "timestamp" : "t" , "type" : "response_item" , "payload" : { "type" : "message" , "role" : "user" , "content" : "sp" } }`,
 	`{"timestamp":"2026-11-01T10:00:00.000Z","type":"response_item","payload":{"type":"message","role":"user","content":"é"}}`,
 	`[1]`,
+	// what the strict lexer of DecodeLazy must judge as the validator does
+	`{"timestamp":"t","type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"` + "\xff" + `"}}`,
+	`{"timestamp":"t","type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"` + "\x00" + `"}}`,
+	`{"timestamp":"t","type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"` + "\x01" + `"}}`,
+	`{"timestamp":"t","type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"\q"}}`,
+	`{"timestamp":"t","type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":[01]}}`,
+	`{"timestamp":"t","type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":[tru]}}`,
+	`{"timestamp":"t","type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":{"a":1,}}}`,
+	`{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"` + "\xc3" + `"}]}}`,
+	`{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"user","content":"x"}} x`,
+	`{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"user","content":"x"}}  `,
+	`{"timestamp":"t","type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":` + strings.Repeat("[", 600) + strings.Repeat("]", 600) + `}}`,
+	`{"timestamp":"t","type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}}`,
 }
 
 // TestLiteFastAsDecode: on the edge cases and on every line of the
