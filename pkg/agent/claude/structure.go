@@ -2,6 +2,7 @@ package claude
 
 import (
 	"bytes"
+	"strings"
 	"time"
 
 	"github.com/sessctl/sessctl/pkg/jsonl"
@@ -113,6 +114,7 @@ func decodeFacts(l *jsonl.Line, f *facts) {
 		if f.typ == "last-prompt" || f.typ == "system/compact_boundary" {
 			f.meta = lineMeta(l)
 		}
+		promptMeta(l, f)
 		return
 	}
 	decodedFacts(l, f)
@@ -139,6 +141,7 @@ func decodeFactsLazy(l *jsonl.Line, f *facts) {
 			if f.typ == "last-prompt" || f.typ == "system/compact_boundary" {
 				f.meta = lineMeta(l)
 			}
+			promptMeta(l, f)
 			return
 		}
 	}
@@ -297,6 +300,7 @@ func (s *scanner) facts(f *facts) bool {
 		typ, subtype      string
 		haveType          bool
 		apiError, compact bool
+		isMeta            bool
 		m                 *msgFacts // the message, read where it is
 		seen              uint64
 	)
@@ -325,7 +329,7 @@ func (s *scanner) facts(f *facts) bool {
 		case 6:
 			compact = s.boolean()
 		case 7:
-			s.boolean() // isMeta: a user line of tool results is no prompt either way
+			isMeta = s.boolean()
 		case 8:
 			f.version = s.str()
 		case 9:
@@ -374,11 +378,14 @@ func (s *scanner) facts(f *facts) bool {
 		f.thinkingOnly = !text && len(m.calls) == 0 && thinking
 		return true
 	}
-	// a user line: only one with tool results is certain (its role is
-	// tool: not a prompt, not the synthetic "Continue from where you left
-	// off.")
-	if compact || len(m.results) == 0 {
+	// a user line: one with tool results (its role is tool: not a
+	// prompt, not the synthetic "Continue from where you left off."), or
+	// a prompt that is one plain string
+	if compact {
 		return false
+	}
+	if len(m.results) == 0 {
+		return !isMeta && !f.sidechain && m.plain && promptFacts(f, m.text)
 	}
 	f.result, f.results = true, m.results
 	return true
@@ -390,6 +397,90 @@ type msgFacts struct {
 	texts, thinks       int  // text and thinking blocks
 	textFull, thinkFull bool // the (one) text or thinking is not empty
 	calls, results      []string
+	// plain: the content is one string, text its raw bytes (escapes as
+	// they are)
+	plain bool
+	text  []byte
+}
+
+// promptFacts fills the prompt's facts of a user line whose content is the
+// string raw, as factsWith makes them of the record the full decoder makes
+// (claudeContent, claudePrompt), but for the line's claudeMeta, which the
+// caller reads (promptMeta). false: not a prompt the scanner is sure of
+// (an escape other than the short ones, a text the client injected, an
+// empty one), left to the full decoder.
+func promptFacts(f *facts, raw []byte) bool {
+	text, ok := unescapeShort(raw)
+	if !ok {
+		return false
+	}
+	if session.HasAnyPrefix(text, claudeInjectedPrefixes...) {
+		return false
+	}
+	prompt := strings.TrimSpace(text)
+	if prompt == "" {
+		return false
+	}
+	f.userPrompt = true
+	if f.uuid != "" {
+		f.promptKey = session.PromptKey(&session.Record{Timestamp: f.ts, Prompt: prompt})
+		f.preview = session.Preview(prompt, session.PreviewLen)
+	}
+	return true
+}
+
+// unescapeShort decodes the body of a valid JSON string whose escapes
+// are all of two bytes (\n, \", ...); false for one with a \u escape,
+// left to the full decoder (its surrogates have rules of their own).
+// Prompts hold a newline every line: usage.UnescapeJSON (encoding/json)
+// was two thirds of what reading them cost.
+func unescapeShort(raw []byte) (string, bool) {
+	i := bytes.IndexByte(raw, '\\')
+	if i < 0 {
+		return string(raw), true
+	}
+	b := make([]byte, 0, len(raw))
+	for i >= 0 {
+		b = append(b, raw[:i]...)
+		if i+1 >= len(raw) {
+			return "", false
+		}
+		switch c := raw[i+1]; c {
+		case 'n':
+			b = append(b, '\n')
+		case 't':
+			b = append(b, '\t')
+		case 'r':
+			b = append(b, '\r')
+		case 'b':
+			b = append(b, '\b')
+		case 'f':
+			b = append(b, '\f')
+		case '"', '\\', '/':
+			b = append(b, c)
+		default:
+			return "", false
+		}
+		raw = raw[i+2:]
+		i = bytes.IndexByte(raw, '\\')
+	}
+	return string(append(b, raw...)), true
+}
+
+// promptMeta reads the claudeMeta of a prompt the scanner read, and keys
+// the prompt by its promptId where it has one, as factsWith does.
+func promptMeta(l *jsonl.Line, f *facts) {
+	if !f.userPrompt || f.uuid == "" {
+		return
+	}
+	if m, ok := scanMeta(l); ok {
+		f.meta = m
+	} else {
+		f.meta = lineMeta(l)
+	}
+	if f.meta != nil && f.meta.PromptID != "" {
+		f.promptKey = "promptId\x00" + f.meta.PromptID
+	}
 }
 
 // message reads a message object.
@@ -409,7 +500,8 @@ func (s *scanner) message() *msgFacts {
 		case 2:
 			switch s.l.Peek() {
 			case '"':
-				if !s.isStr() {
+				m.plain, m.text = true, s.l.Str()
+				if len(m.text) > 0 {
 					m.texts, m.textFull = 1, true
 				}
 			case '[':

@@ -2,6 +2,7 @@ package claude
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"io/fs"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/session"
@@ -183,6 +185,25 @@ var scanCases = []string{
 	`{"type":"user","uuid":"u","message":{"role":"user","content":"fix it"},"promptId":"p1","x":` + strings.Repeat("[", 9990) + strings.Repeat("]", 9990) + `}`,
 	`{"type":"user","uuid":"u","message":{"role":"user","content":"fix it"},"promptId":"p1","x":` + strings.Repeat("[", 9999) + strings.Repeat("]", 9999) + `}`,
 	`{"type":"user","uuid":"u","isSidechain":true,"message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1"}]}}`,
+	// prompts of one string, which the scanner reads
+	`{"type":"user","uuid":"u","timestamp":"2026-11-01T00:00:00.000Z","message":{"role":"user","content":"  fix\nit  "}}`,
+	`{"type":"user","uuid":"u","message":{"role":"user","content":"tab\there \"quoted\" \\ slash\/ \b\f\r"}}`,
+	`{"type":"user","uuid":"u","message":{"role":"user","content":"\u0041bc"}}`,
+	`{"type":"user","uuid":"u","message":{"role":"user","content":"a\\u0041"}}`,
+	`{"type":"user","uuid":"u","message":{"role":"user","content":"\ud800 lone"}}`,
+	`{"type":"user","uuid":"u","message":{"role":"user","content":"<system-reminder>x</system-reminder>"}}`,
+	`{"type":"user","uuid":"u","message":{"role":"user","content":" \n <command-name>/clear</command-name>"}}`,
+	`{"type":"user","uuid":"u","message":{"role":"user","content":"   "}}`,
+	`{"type":"user","uuid":"u","message":{"role":"user","content":""}}`,
+	`{"type":"user","uuid":"u","message":{"role":"user","content":"Continue from where you left off."}}`,
+	`{"type":"user","message":{"role":"user","content":"no uuid"}}`,
+	`{"type":"user","uuid":"u","isSidechain":true,"message":{"role":"user","content":"side"}}`,
+	`{"type":"user","uuid":"u","isMeta":false,"message":{"role":"user","content":"not meta"}}`,
+	`{"type":"user","uuid":"u","message":{"role":"user","content":"é ` + strings.Repeat("long ", 100) + `"}}`,
+	`{"type":"user","uuid":"u","message":{"role":"user","content":"p"},"promptId":"p1","timestamp":"2026-11-01T00:00:00Z"}`,
+	`{"type":"user","uuid":"u","message":{"content":"no role"}}`,
+	`{"type":"user","uuid":"u","message":{"role":"assistant","content":"odd role"}}`,
+	`{"type":"user","uuid":"u","message":{"role":"user","content":"twice","content":"again"}}`,
 	`{"type":"user","uuid":"u","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1"}]},"cwd":7}`,
 	`{"type":"user","uuid":"u","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1"}]},"isMeta":null}`,
 	`{"type":"user","UUID":"u","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1"}]}}`,
@@ -322,5 +343,26 @@ func FuzzFacts(f *testing.F) {
 			return
 		}
 		checkFacts(t, line)
+	})
+}
+
+// FuzzUnescapeShort holds unescapeShort to encoding/json on the body of
+// any valid JSON string: where it decodes one, it decodes it the same.
+func FuzzUnescapeShort(f *testing.F) {
+	for _, c := range []string{`plain`, `a\nb`, `\"q\" \\ \/ \b\f\r\t`, `\u0041`, `x\\u0041`, `é\n`, `\`} {
+		f.Add(c)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		var want string
+		if json.Unmarshal([]byte(`"`+body+`"`), &want) != nil || !utf8.ValidString(body) {
+			return
+		}
+		got, ok := unescapeShort([]byte(body))
+		if ok && got != want {
+			t.Fatalf("unescapeShort(%q) = %q, encoding/json %q", body, got, want)
+		}
+		if !ok && !strings.Contains(body, `\u`) {
+			t.Fatalf("unescapeShort(%q) refused a string without \\u", body)
+		}
 	})
 }
