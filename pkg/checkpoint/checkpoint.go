@@ -20,6 +20,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/session"
 )
 
@@ -96,18 +97,18 @@ func List(ctx context.Context, path string, agent session.Agent) (*Listing, erro
 	seen := make([]int, len(l.Points))
 	tokens := int64(-1)
 	nonBlank := 0
-	err = session.ReadFileContext(ctx, path, session.HomeOf(agent), func(r *session.Record) error {
-		for next < len(order) && l.Points[order[next]].Offset <= r.Line.Offset {
+	err = session.ScanFileLazy(ctx, path, recordedContext(agent), func(ln *jsonl.Line, c *lineContext) error {
+		for next < len(order) && l.Points[order[next]].Offset <= ln.Offset {
 			l.Points[order[next]].Tokens = tokens
 			seen[order[next]] = nonBlank
 			next++
 		}
-		if r.Kind == session.KindBlank {
+		if c.blank {
 			return nil
 		}
 		nonBlank++
-		if t, _ := session.RecordedContext(r); t >= 0 {
-			tokens = t
+		if c.tokens >= 0 {
+			tokens = c.tokens
 		}
 		return nil
 	})
@@ -126,6 +127,32 @@ func List(ctx context.Context, path string, agent session.Agent) (*Listing, erro
 		}
 	}
 	return l, nil
+}
+
+// lineContext is what List's pass needs of a line: whether it is blank,
+// and the context size it records (-1: none).
+type lineContext struct {
+	blank  bool
+	tokens int64
+}
+
+// recordedContext is List's decoding of a line that was not validated: a
+// line the agent's ContextFilter says records no context is neither
+// validated nor decoded (only blank lines are not counted, and those a
+// Reader knows without validating); any other is decoded in full.
+func recordedContext(agent session.Agent) func(*jsonl.Line, *lineContext) {
+	home := session.HomeOf(agent)
+	filter, _ := session.As[session.ContextFilter](agent)
+	return func(l *jsonl.Line, c *lineContext) {
+		*c = lineContext{blank: l.Status == jsonl.Blank, tokens: -1}
+		if c.blank || filter != nil && !filter.MayRecordContext(l.Raw) {
+			return
+		}
+		l.Revalidate()
+		r := session.Decode(home, l)
+		c.blank = r.Kind == session.KindBlank
+		c.tokens, _ = session.RecordedContext(&r)
+	}
 }
 
 // Find returns the point numbered n (the first, for Kimi's rare duplicate

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"hash/maphash"
@@ -205,6 +206,69 @@ type Gauge interface {
 	// CompactAt is the context size, in tokens, at which the client
 	// compacts a conversation with this window on its own.
 	CompactAt(window int) int
+}
+
+// ContextFilter is a Gauge that can tell from a line's bytes alone that
+// its record records no context size, so that a pass that wants only the
+// recorded context sizes (the checkpoints' tokens) decodes none of the
+// other lines.
+type ContextFilter interface {
+	// MayRecordContext reports false only for a line whose record
+	// RecordedContext gives -1 (MayHoldKey makes it easy to be sure).
+	MayRecordContext(raw []byte) bool
+}
+
+// MayHoldKey reports whether a JSON line may hold an object key that a
+// decoder reads as one of keys (ASCII, lower case). It errs only towards
+// true: the decoders match keys without regard to case, Unicode's simple
+// folding included (U+017F ſ is an s, U+212A K a k), and a key may be
+// written with \u escapes, so a line with either may, as may one that
+// holds one of keys, in any case, as a whole string ("key": a key or a
+// value; a mention inside a longer text is not one).
+func MayHoldKey(raw []byte, keys ...string) bool {
+	if bytes.Contains(raw, []byte(`\u`)) || bytes.Contains(raw, []byte("\u017f")) || bytes.Contains(raw, []byte("\u212a")) {
+		return true
+	}
+	for _, k := range keys {
+		if quotedFoldASCII(raw, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// quotedFoldASCII reports whether b holds k (ASCII, lower case) in any
+// ASCII case between two quotes. It looks for k's first byte in each case
+// with IndexByte, each search going on from where its last find was.
+func quotedFoldASCII(b []byte, k string) bool {
+	lo, up := k[0], k[0]
+	if 'a' <= lo && lo <= 'z' {
+		up = lo - 'a' + 'A'
+	}
+	next := func(c byte, from int) int {
+		if j := bytes.IndexByte(b[from:], c); j >= 0 {
+			return from + j
+		}
+		return len(b)
+	}
+	il, iu := next(lo, 0), len(b)
+	if up != lo {
+		iu = next(up, 0)
+	}
+	for {
+		i := min(il, iu)
+		if len(b)-i < len(k)+1 {
+			return false
+		}
+		if i > 0 && b[i-1] == '"' && b[i+len(k)] == '"' && bytes.EqualFold(b[i:i+len(k)], []byte(k)) {
+			return true
+		}
+		if i == il {
+			il = next(lo, i+1)
+		} else {
+			iu = next(up, i+1)
+		}
+	}
 }
 
 // RecordedContext is the context size record r records (tokens.md §5), with

@@ -1,6 +1,7 @@
 package session_test
 
 import (
+	"bytes"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -266,4 +267,65 @@ func TestUpdatedIgnoresLockFiles(t *testing.T) {
 	if got := s.Updated(); !got.Equal(old) {
 		t.Errorf("Updated %v, want the files' %v (the lock file is newer)", got, old)
 	}
+}
+
+// MayHoldKey errs only towards true: wherever a key of keys is in the
+// line as a string in any case (bytes.EqualFold, which folds as the
+// decoders do), it says so; and it says false of lines that hold none of
+// them.
+func TestMayHoldKey(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		want bool
+	}{
+		{`{"message":{"usage":{"input_tokens":1}}}`, true},
+		{`{"message":{"USAGE":{}}}`, true},
+		{`{"message":{"uSaGe":{}}}`, true},
+		{`{"message":{"\u0075sage":{}}}`, true},
+		{"{\"message\":{\"u\u017fage\":{}}}", true},
+		{`{"message":{"content":"no such key"}}`, false},
+		{`{"message":{"content":"usag"}}`, false},
+		{`{"message":{"content":"u"}}`, false},
+		{`{"message":{"content":"the usage of it"}}`, false},
+		{`{"message":{"input_usage":1}}`, false},
+		{`{"message":{"content":"usage"}}`, true},
+		{`"usage"`, true},
+		{`"xUSAGE"`, false},
+		{`"USAGE`, false},
+		{`usage"`, false},
+		{``, false},
+	} {
+		if got := session.MayHoldKey([]byte(c.line), "usage"); got != c.want {
+			t.Errorf("MayHoldKey(%q, usage) = %v, want %v", c.line, got, c.want)
+		}
+	}
+}
+
+func FuzzMayHoldKey(f *testing.F) {
+	f.Add([]byte(`{"a":"uSage"}`), "usage")
+	f.Add([]byte(`uuuuuUUUUusage`), "usage")
+	f.Fuzz(func(t *testing.T, line []byte, key string) {
+		key = strings.ToLower(key)
+		if key == "" || !isASCII(key) {
+			return
+		}
+		want := false
+		for i := 1; i+len(key) < len(line); i++ {
+			if line[i-1] == '"' && line[i+len(key)] == '"' && bytes.EqualFold(line[i:i+len(key)], []byte(key)) {
+				want = true
+			}
+		}
+		if want && !session.MayHoldKey(line, key) {
+			t.Fatalf("MayHoldKey(%q, %q) = false; the line holds it", line, key)
+		}
+	})
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }

@@ -26,3 +26,7 @@ func (Home) DefaultWindow() int { return 0 }
 // CompactAt implements session.Gauge: Claude Code's auto-compaction point
 // is not documented; sessctl says "getting full" at 80 %.
 func (Home) CompactAt(window int) int { return window * tokens.DefaultTrigger / 100 }
+
+// MayRecordContext implements session.ContextFilter: a context size is
+// recorded only where the line has message.usage and compactMetadata.postTokens.
+func (Home) MayRecordContext(raw []byte) bool { return session.MayHoldKey(raw, "usage", "posttokens") }

@@ -24,3 +24,7 @@ func (Home) DefaultWindow() int { return 128_000 }
 // CompactAt implements session.Gauge: clawdcode compacts at 80 % of its
 // window (clawdcode.md).
 func (Home) CompactAt(window int) int { return window * tokens.DefaultTrigger / 100 }
+
+// MayRecordContext implements session.ContextFilter: a context size is
+// recorded only where the line has message.usage and compactMetadata.postTokens.
+func (Home) MayRecordContext(raw []byte) bool { return session.MayHoldKey(raw, "usage", "posttokens") }

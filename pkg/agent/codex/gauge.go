@@ -28,3 +28,7 @@ func (Home) DefaultWindow() int { return 0 }
 // model_auto_compact_token_limit, which the rollout does not record;
 // sessctl says "getting full" at 80 %.
 func (Home) CompactAt(window int) int { return window * tokens.DefaultTrigger / 100 }
+
+// MayRecordContext implements session.ContextFilter: a context size is
+// recorded only where the line has a token_count's last_token_usage.
+func (Home) MayRecordContext(raw []byte) bool { return session.MayHoldKey(raw, "last_token_usage") }

@@ -32,3 +32,7 @@ func (Home) CompactAt(window int) int {
 	ratio := (window*triggerRatio + 99) / 100
 	return max(0, min(ratio, window-reservedContext))
 }
+
+// MayRecordContext implements session.ContextFilter: a context size is
+// recorded only where the line has _usage's token_count.
+func (Home) MayRecordContext(raw []byte) bool { return session.MayHoldKey(raw, "token_count") }

@@ -31,3 +31,7 @@ func (Home) CompactAt(window int) int {
 	}
 	return at
 }
+
+// MayRecordContext implements session.ContextFilter: a context size is
+// recorded only where the line has tokens or tokenCount.
+func (Home) MayRecordContext(raw []byte) bool { return session.MayHoldKey(raw, "tokens", "tokencount") }
