@@ -23,11 +23,13 @@ type scratch struct {
 	// counts caches the token count of pieces that needed merging; it is
 	// emptied when it reaches maxCached entries.
 	counts map[string]int32
-	parts  []part
-	next   []int32
-	prev   []int32
-	rank   []uint32
-	heap   []uint64
+	// front is countPiece's small cache of short pieces
+	front [1 << frontBits]frontEntry
+	parts []part
+	next  []int32
+	prev  []int32
+	rank  []uint32
+	heap  []uint64
 }
 
 func (v *vocab) rankOf(b string) uint32 {

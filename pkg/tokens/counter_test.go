@@ -1,6 +1,7 @@
 package tokens
 
 import (
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -105,5 +106,35 @@ func TestCutPoint(t *testing.T) {
 func TestNewCounterUnknown(t *testing.T) {
 	if _, err := NewCounter("p50k_base"); err == nil {
 		t.Error("NewCounter(p50k_base) succeeded, want an error")
+	}
+}
+
+// The small cache of short pieces tells pieces apart by all their bytes
+// and their length: 20,000 pieces, half of them sharing their first eight
+// bytes, some ending in a NUL (the packing's padding), filling every slot
+// several times over, each count as without the cache.
+func TestFrontCacheTellsPiecesApart(t *testing.T) {
+	c := counter(t, O200kBase)
+	sc, ref := new(scratch), new(scratch)
+	rng := rand.New(rand.NewPCG(3, 4))
+	const letters = "abcdefghijklmnopqrstuvwxyz0123456789"
+	for i := 0; i < 20000; i++ {
+		b := []byte(" abcdefg")
+		if i%2 == 1 { // or pieces that differ from their start
+			b = []byte{' ', letters[rng.IntN(len(letters))], letters[rng.IntN(len(letters))]}
+		}
+		for k := 1 + rng.IntN(8); k > 0; k-- {
+			b = append(b, letters[rng.IntN(len(letters))])
+		}
+		switch rng.IntN(4) {
+		case 0:
+			b = b[:2+rng.IntN(len(b)-1)] // shorter ones too, down to 2 bytes
+		case 1:
+			b = append(b[:min(len(b), 14)], 0) // a NUL, as the padding is
+		}
+		p := string(b)
+		if got, want := c.countPiece(p, sc), c.countPieceSlow(p, ref); got != want {
+			t.Fatalf("piece %q: %d tokens through the cache, %d without", p, got, want)
+		}
 	}
 }
