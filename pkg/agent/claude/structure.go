@@ -107,21 +107,9 @@ func lineMeta(l *jsonl.Line) *claudeMeta {
 	return &m
 }
 
-// decodeFacts is the decode step of buildIndex's pass: the structure
-// scanner where it is sure, else the full decoder.
-func decodeFacts(l *jsonl.Line, f *facts) {
-	if l.Status == jsonl.OK && !l.RawControl && scanFacts(l.Raw, f) {
-		if f.typ == "last-prompt" || f.typ == "system/compact_boundary" {
-			f.meta = lineMeta(l)
-		}
-		promptMeta(l, f)
-		return
-	}
-	decodedFacts(l, f)
-}
-
-// decodeFactsLazy is decodeFacts of a line that was not validated
-// (session.ScanFileLazy): the structure scanner's lexer is strict, so that
+// decodeFactsLazy is the decode step of buildIndex's pass, on a line that
+// was not validated (session.ScanFileLazy): the structure scanner where it
+// is sure, else the full decoder. The scanner's lexer is strict, so that
 // it validates the line in the pass that reads its facts, where a line
 // went through the validator, then through the scanner. A line it did not
 // read to its end is validated as before.
@@ -138,14 +126,20 @@ func decodeFactsLazy(l *jsonl.Line, f *facts) {
 			ok = false
 		}
 		if ok && l.Status == jsonl.OK && !l.RawControl {
-			if f.typ == "last-prompt" || f.typ == "system/compact_boundary" {
-				f.meta = lineMeta(l)
-			}
-			promptMeta(l, f)
+			scannedMeta(l, f)
 			return
 		}
 	}
 	decodedFacts(l, f)
+}
+
+// scannedMeta reads the claudeMeta of a line the structure scanner read,
+// where the facts need it.
+func scannedMeta(l *jsonl.Line, f *facts) {
+	if f.typ == "last-prompt" || f.typ == "system/compact_boundary" {
+		f.meta = lineMeta(l)
+	}
+	promptMeta(l, f)
 }
 
 // decodedFacts is decodeFacts of a line the structure scanner leaves to
@@ -285,15 +279,9 @@ var (
 	blockNames   = []string{"type", "text", "thinking", "id", "tool_use_id", "name", "input", "content", "is_error"}
 )
 
-// scanFacts reads the facts of one valid line (no raw control characters)
-// without decoding its content; false leaves the line to the full decoder.
-func scanFacts(raw []byte, f *facts) bool {
-	s := scanner{l: usage.NewLexer(raw), ok: true}
-	return s.facts(f)
-}
-
-// facts is scanFacts with the scanner's lexer, which may be strict
-// (decodeFactsLazy).
+// facts reads the facts of one line without decoding its content, with
+// the scanner's lexer (strict in decodeFactsLazy, which validates the line
+// with it); false leaves the line to the full decoder.
 func (s *scanner) facts(f *facts) bool {
 	*f = facts{}
 	var (

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/session"
+	"github.com/sessctl/sessctl/pkg/usage"
 )
 
 // factsDirs are the Claude transcripts the structure scanner is held to the
@@ -63,6 +64,24 @@ func jsonlFiles(t *testing.T, dirs []string) []string {
 		files = append(files, extra) // a big file to try by hand
 	}
 	return files
+}
+
+// scanFacts reads the facts of one valid line (no raw control
+// characters) with a lexer that does not validate, as the structure pass
+// did before it validated as it read.
+func scanFacts(raw []byte, f *facts) bool {
+	s := scanner{l: usage.NewLexer(raw), ok: true}
+	return s.facts(f)
+}
+
+// decodeFacts is decodeFactsLazy of a line a validating Reader gave, with
+// scanFacts: held to the full decoder too.
+func decodeFacts(l *jsonl.Line, f *facts) {
+	if l.Status == jsonl.OK && !l.RawControl && scanFacts(l.Raw, f) {
+		scannedMeta(l, f)
+		return
+	}
+	decodedFacts(l, f)
 }
 
 // TestFactsMatchDecode: line by line, what the index reads of a line is the
