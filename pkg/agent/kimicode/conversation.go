@@ -215,7 +215,7 @@ func (f *fold) accepts(step string) bool {
 // session.Unmarshal's strings (goccy's) share the copy of the whole line
 // it decodes, which a kept id would otherwise hold (a 370 MB wire's fold
 // held 32 MB of lines so).
-func (f *fold) record(r *session.Record, raw []byte) error {
+func (f *fold) record(r *session.Record, raw []byte, parts *wireParts) error {
 	f.cur = r
 	switch r.Type {
 	case "turn.prompt":
@@ -230,13 +230,10 @@ func (f *fold) record(r *session.Record, raw []byte) error {
 			}
 			f.turnAt = -1
 		}
-		var l struct {
-			Message wireMessage `json:"message"`
-		}
-		if err := session.Unmarshal(jsonObj(r, raw), &l); err != nil {
+		m := parts.msg // decodeParts parsed it
+		if m == nil {
 			return nil
 		}
-		m := &l.Message
 		if m.isPrompt() {
 			f.turns = append(f.turns, session.Turn{N: len(f.turns), Line: r.Line.Num, Offset: r.Line.Offset,
 				Cut: cut, CutLine: r.Line.Num, Timestamp: r.Timestamp, Prompt: strings.Clone(session.Preview(r.Prompt, session.PreviewLen))})
@@ -261,13 +258,9 @@ func (f *fold) record(r *session.Record, raw []byte) error {
 	case "context.append_loop_event/step.begin", "context.append_loop_event/step.end",
 		"context.append_loop_event/content.part", "context.append_loop_event/tool.call",
 		"context.append_loop_event/tool.result":
-		var l struct {
-			Event loopEvent `json:"event"`
+		if parts.ev != nil {
+			f.loopEvent(parts.ev, r)
 		}
-		if err := session.Unmarshal(jsonObj(r, raw), &l); err != nil {
-			return nil
-		}
-		f.loopEvent(&l.Event, r)
 	case "context.apply_compaction":
 		var l compaction
 		if json.Unmarshal(jsonObj(r, raw), &l) != nil {
@@ -532,12 +525,22 @@ func jsonObj(r *session.Record, raw []byte) []byte {
 func scan(ctx context.Context, path string, want func([]byte) bool) (*fold, error) {
 	f := newFold()
 	f.want = want
-	err := session.ReadFileContext(ctx, path, foldHome{}, func(r *session.Record) error {
+	// each line is decoded once, on the workers, the event or message the
+	// fold reads kept with its record
+	type foldRec struct {
+		r     session.Record
+		parts wireParts
+	}
+	err := session.ScanFile(ctx, path, func(l *jsonl.Line, fr *foldRec) {
+		fr.parts = wireParts{}
+		fr.r = session.Decode(partsHome{parts: &fr.parts}, l)
+	}, func(_ *jsonl.Line, fr *foldRec) error {
+		r := &fr.r
 		if r.Kind == session.KindCorrupt || r.Kind == session.KindBlank {
 			return nil
 		}
 		// prompts come in file order: the index stays sorted
-		return f.record(r, r.Line.Raw)
+		return f.record(r, r.Line.Raw, &fr.parts)
 	})
 	if err != nil {
 		return nil, err

@@ -213,7 +213,28 @@ type foldHome struct{ Home }
 func (foldHome) Decode(obj []byte, r *session.Record) { decode(obj, r, true) }
 
 // decode is Home.Decode; lite leaves out the loop events' words.
-func decode(obj []byte, r *session.Record, lite bool) {
+func decode(obj []byte, r *session.Record, lite bool) { decodeParts(obj, r, lite, nil) }
+
+// wireParts is what decode parsed of a line that the fold reads too: the
+// loop event of a context.append_loop_event, the message of a
+// context.append_message (nil where the line has none, or it did not
+// decode).
+type wireParts struct {
+	ev  *loopEvent
+	msg *wireMessage
+}
+
+// partsHome is foldHome keeping, in parts, what decode parsed of the
+// line, so that the fold does not parse it again (scan).
+type partsHome struct {
+	Home
+	parts *wireParts
+}
+
+func (h partsHome) Decode(obj []byte, r *session.Record) { decodeParts(obj, r, true, h.parts) }
+
+// decodeParts is decode keeping what it parsed in keep (nil: nothing).
+func decodeParts(obj []byte, r *session.Record, lite bool, keep *wireParts) {
 	var l wireLine
 	if err := session.Unmarshal(obj, &l); err != nil {
 		r.Kind = session.KindUnknown
@@ -231,6 +252,9 @@ func decode(obj []byte, r *session.Record, lite bool) {
 		if session.Unmarshal(l.Message, &m) != nil {
 			r.Kind = session.KindUnknown
 			return
+		}
+		if keep != nil {
+			keep.msg = &m
 		}
 		r.Kind = session.KindMessage
 		r.Text, r.Thinking = partsText(m.Content)
@@ -259,6 +283,9 @@ func decode(obj []byte, r *session.Record, lite bool) {
 			return
 		}
 		ev := l.Event
+		if keep != nil {
+			keep.ev = ev
+		}
 		r.Type = l.Type + "/" + ev.Type
 		switch ev.Type {
 		case "content.part":

@@ -249,3 +249,30 @@ func TestWantKeepsPromptsApart(t *testing.T) {
 		}
 	}
 }
+
+// TestFoldReadsTheMessageTheRecordHas: a line with "message" twice is read
+// by Kimi Code (JSON.parse) as its last message whole. The fold used to
+// parse the line again its own way, merging both into one (the origin of
+// the first with the content of the second), while the record had the
+// last; it now reads what the record's decoder parsed.
+func TestFoldReadsTheMessageTheRecordHas(t *testing.T) {
+	lines := []string{
+		`{"type":"context.append_message","agentId":"main","message":{"role":"user","content":[{"type":"text","text":"go"}],"id":"p1","toolCalls":[],"origin":{"kind":"injection"}},"message":{"role":"user","content":[{"type":"text","text":"real prompt"}],"id":"p2","toolCalls":[]},"time":1}`,
+	}
+	path := filepath.Join(t.TempDir(), "wire.jsonl")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var got []*session.Message
+	err := Home{}.History(context.Background(), path, session.HistoryOptions{}, func(m *session.Message) error {
+		c := *m
+		got = append(got, &c)
+		return nil
+	})
+	if err != nil || len(got) != 1 {
+		t.Fatalf("History: %d messages (%v), want 1", len(got), err)
+	}
+	if m := got[0]; m.Text != "real prompt" || m.Injected {
+		t.Errorf("the message is %q, injected %v; want the last message, \"real prompt\", not injected", m.Text, m.Injected)
+	}
+}
