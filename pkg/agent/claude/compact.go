@@ -84,8 +84,13 @@ func (*compactLayout) EarlierSummary(text string) string {
 	return text
 }
 
-// Item implements layout.Layout.
-func (*compactLayout) Item(m *session.Message, raw []byte, _ int) (*layout.Item, error) {
+// Item implements layout.Layout. The state SummaryText needs is read
+// before the first item is made: that read goes back over the file line by
+// line, and a huge line then is one more copy of it, better held while the
+// tail holds nothing yet (compact of a 20 MB line peaked 19 MB higher
+// with the read after the tail).
+func (l *compactLayout) Item(m *session.Message, raw []byte, _ int) (*layout.Item, error) {
+	l.scanState()
 	v, err := ojson.Parse(raw)
 	if err != nil || !v.Is(ojson.Object) {
 		return nil, fmt.Errorf("a kept line is not a JSON object")
@@ -93,8 +98,8 @@ func (*compactLayout) Item(m *session.Message, raw []byte, _ int) (*layout.Item,
 	if t := v.GetString("type"); t != "user" && t != "assistant" {
 		return nil, nil
 	}
-	l := layout.RawLine(m.Offset, raw)
-	r := session.Decode(Home{}, &l)
+	line := layout.RawLine(m.Offset, raw)
+	r := session.Decode(Home{}, &line)
 	return &layout.Item{Value: v, Role: r.Role, Text: r.Text, Calls: r.ToolCalls, Results: r.ToolResults, Injected: m.Injected}, nil
 }
 
