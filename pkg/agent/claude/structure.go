@@ -82,20 +82,32 @@ func factsWith(r *session.Record, f *facts, meta func(*jsonl.Line) *claudeMeta) 
 		f.results = append(f.results, t.CallID)
 	}
 	f.userPrompt = r.UserPrompt
-	prompt := r.UserPrompt && r.UUID != ""
-	if prompt || r.Type == "last-prompt" || r.Type == "system/compact_boundary" {
+	if f.needsMeta() {
 		f.meta = meta(&r.Line)
 	}
-	if prompt {
-		// the copy of a prompt that sessctl's compaction writes into the
-		// kept tail keeps the prompt's promptId (2.1.x writes one on
-		// every prompt) or, in files without one, its words and time
-		f.promptKey = session.PromptKey(r)
-		if f.meta != nil && f.meta.PromptID != "" {
-			f.promptKey = "promptId\x00" + f.meta.PromptID
-		}
-		f.preview = session.Preview(r.Prompt, session.PreviewLen)
+	f.setPrompt(r.Prompt)
+}
+
+// needsMeta reports whether the facts of a line need its claudeMeta: a
+// prompt's (its promptId), a last-prompt's and a compact boundary's.
+func (f *facts) needsMeta() bool {
+	return f.userPrompt && f.uuid != "" || f.typ == "last-prompt" || f.typ == "system/compact_boundary"
+}
+
+// setPrompt gives a prompt line with a uuid, its meta read, its key and
+// its preview. The copy of a prompt that sessctl's compaction writes into
+// the kept tail keeps the prompt's promptId (2.1.x writes one on every
+// prompt) or, in files without one, its words and time: the key.
+func (f *facts) setPrompt(prompt string) {
+	if !f.userPrompt || f.uuid == "" {
+		return
 	}
+	if f.meta != nil && f.meta.PromptID != "" {
+		f.promptKey = "promptId\x00" + f.meta.PromptID
+	} else {
+		f.promptKey = session.PromptKey(&session.Record{Timestamp: f.ts, Prompt: prompt})
+	}
+	f.preview = session.Preview(prompt, session.PreviewLen)
 }
 
 // lineMeta decodes a line's claudeMeta, nil when it does not decode.
@@ -126,32 +138,36 @@ func decodeFactsLazy(l *jsonl.Line, f *facts) {
 			ok = false
 		}
 		if ok && l.Status == jsonl.OK && !l.RawControl {
-			scannedMeta(l, f)
+			s.finish(l, f)
 			return
 		}
 	}
 	decodedFacts(l, f)
 }
 
-// scannedMeta reads the claudeMeta of a line the structure scanner read,
-// where the facts need it.
-func scannedMeta(l *jsonl.Line, f *facts) {
-	if f.typ == "last-prompt" || f.typ == "system/compact_boundary" {
-		f.meta = lineMeta(l)
+// finish gives the facts the scanner read of l what needs the line's
+// claudeMeta, as factsWith gives them.
+func (s *scanner) finish(l *jsonl.Line, f *facts) {
+	if f.needsMeta() {
+		f.meta = metaOf(l)
 	}
-	promptMeta(l, f)
+	f.setPrompt(s.prompt)
 }
 
-// decodedFacts is decodeFacts of a line the structure scanner leaves to
-// the full decoder.
+// decodedFacts is the facts of a line the structure scanner leaves to the
+// full decoder.
 func decodedFacts(l *jsonl.Line, f *facts) {
 	r := session.Decode(Home{}, l)
-	factsWith(&r, f, func(l *jsonl.Line) *claudeMeta {
-		if m, ok := scanMeta(l); ok {
-			return m
-		}
-		return lineMeta(l)
-	})
+	factsWith(&r, f, metaOf)
+}
+
+// metaOf reads a line's claudeMeta: with the scanner where the line has
+// a promptId at most, else decoded.
+func metaOf(l *jsonl.Line) *claudeMeta {
+	if m, ok := scanMeta(l); ok {
+		return m
+	}
+	return lineMeta(l)
 }
 
 // metaNames are claudeMeta's fields.
@@ -206,6 +222,8 @@ type scanner struct {
 	// object: facts read the line's object to its end (whatever it made
 	// of it)
 	object bool
+	// prompt: the prompt facts read (promptText)
+	prompt string
 }
 
 func (s *scanner) fail() { s.ok = false }
@@ -373,7 +391,7 @@ func (s *scanner) facts(f *facts) bool {
 		return false
 	}
 	if len(m.results) == 0 {
-		return !isMeta && !f.sidechain && m.plain && promptFacts(f, m.text)
+		return !isMeta && !f.sidechain && m.plain && s.promptText(f, m.text)
 	}
 	f.result, f.results = true, m.results
 	return true
@@ -391,13 +409,12 @@ type msgFacts struct {
 	text  []byte
 }
 
-// promptFacts fills the prompt's facts of a user line whose content is the
-// string raw, as factsWith makes them of the record the full decoder makes
-// (claudeContent, claudePrompt), but for the line's claudeMeta, which the
-// caller reads (promptMeta). false: not a prompt the scanner is sure of
-// (an escape other than the short ones, a text the client injected, an
-// empty one), left to the full decoder.
-func promptFacts(f *facts, raw []byte) bool {
+// promptText reads the prompt of a user line whose content is the string
+// raw, as the full decoder makes it (claudeContent, claudePrompt), into
+// s.prompt; finish makes its facts. false: not a prompt the scanner is
+// sure of (an escape other than the short ones, a text the client
+// injected, an empty one), left to the full decoder.
+func (s *scanner) promptText(f *facts, raw []byte) bool {
 	text, ok := unescapeShort(raw)
 	if !ok {
 		return false
@@ -405,15 +422,11 @@ func promptFacts(f *facts, raw []byte) bool {
 	if session.HasAnyPrefix(text, claudeInjectedPrefixes...) {
 		return false
 	}
-	prompt := strings.TrimSpace(text)
-	if prompt == "" {
+	s.prompt = strings.TrimSpace(text)
+	if s.prompt == "" {
 		return false
 	}
 	f.userPrompt = true
-	if f.uuid != "" {
-		f.promptKey = session.PromptKey(&session.Record{Timestamp: f.ts, Prompt: prompt})
-		f.preview = session.Preview(prompt, session.PreviewLen)
-	}
 	return true
 }
 
@@ -453,22 +466,6 @@ func unescapeShort(raw []byte) (string, bool) {
 		i = bytes.IndexByte(raw, '\\')
 	}
 	return string(append(b, raw...)), true
-}
-
-// promptMeta reads the claudeMeta of a prompt the scanner read, and keys
-// the prompt by its promptId where it has one, as factsWith does.
-func promptMeta(l *jsonl.Line, f *facts) {
-	if !f.userPrompt || f.uuid == "" {
-		return
-	}
-	if m, ok := scanMeta(l); ok {
-		f.meta = m
-	} else {
-		f.meta = lineMeta(l)
-	}
-	if f.meta != nil && f.meta.PromptID != "" {
-		f.promptKey = "promptId\x00" + f.meta.PromptID
-	}
 }
 
 // message reads a message object.

@@ -75,11 +75,14 @@ func scanFacts(raw []byte, f *facts) bool {
 }
 
 // decodeFacts is decodeFactsLazy of a line a validating Reader gave, with
-// scanFacts: held to the full decoder too.
+// a lexer that does not validate: held to the full decoder too.
 func decodeFacts(l *jsonl.Line, f *facts) {
-	if l.Status == jsonl.OK && !l.RawControl && scanFacts(l.Raw, f) {
-		scannedMeta(l, f)
-		return
+	if l.Status == jsonl.OK && !l.RawControl {
+		s := scanner{l: usage.NewLexer(l.Raw), ok: true}
+		if s.facts(f) {
+			s.finish(l, f)
+			return
+		}
 	}
 	decodedFacts(l, f)
 }
