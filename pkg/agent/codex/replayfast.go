@@ -41,16 +41,26 @@ func liteFast(obj []byte, r *session.Record) bool {
 
 // DecodeLazy implements session.LazyDecoder: liteFast with a strict
 // lexer, so that the first read of a rollout (the replay of the first
-// search) validates each line in the pass that reads it. A line liteFast
-// is not sure of, or that its strict walk did not find valid and free of
-// raw control characters, is left to the validator and Decode.
+// search) validates each line in the pass that reads it. A line its
+// strict walk found valid and free of raw control characters but liteFast
+// is not sure of is decoded in full here (liteFast on it again would only
+// say the same); any other line is left to the validator and Decode.
 func (replayHome) DecodeLazy(l *jsonl.Line, r *session.Record) bool {
 	lx := usage.NewStrictLexer(l.Raw)
-	if !liteFastWith(&lx, l.Raw, r) || !lx.End() {
+	fast := liteFastWith(&lx, l.Raw, r)
+	// the walk went to the end of the line whatever liteFast made of it,
+	// but for a nesting deeper than liteDepth: the validator counts that
+	// from the line's start, the checker from the skipped value
+	if !lx.End() || lx.Deepest() > liteDepth {
 		return false
 	}
-	st, rc := lx.Status()
-	return st == jsonl.OK && !rc
+	if st, rc := lx.Status(); st != jsonl.OK || rc {
+		return false
+	}
+	if !fast {
+		decode(l.Raw, r, true)
+	}
+	return true
 }
 
 // liteFastWith is liteFast reading obj with lx.
