@@ -533,7 +533,7 @@ func scan(ctx context.Context, path string, want func([]byte) bool) (*fold, erro
 	}
 	err := session.ScanFile(ctx, path, func(l *jsonl.Line, fr *foldRec) {
 		fr.parts = wireParts{}
-		fr.r = session.Decode(partsHome{parts: &fr.parts}, l)
+		fr.r = session.Decode(foldHome{parts: &fr.parts}, l)
 	}, func(_ *jsonl.Line, fr *foldRec) error {
 		r := &fr.r
 		if r.Kind == session.KindCorrupt || r.Kind == session.KindBlank {

@@ -207,10 +207,14 @@ func (Home) Decode(obj []byte, r *session.Record) { decode(obj, r, false) }
 // events (their texts, calls and results): the fold reads each event
 // itself and keeps only where its words are (scan), and give reads them
 // again with the event's own fields (fill). Lines decode or fail as they
-// do with Home.
-type foldHome struct{ Home }
+// do with Home. With parts, it keeps there what it parsed of the line, so
+// that the fold does not parse it again (scan).
+type foldHome struct {
+	Home
+	parts *wireParts
+}
 
-func (foldHome) Decode(obj []byte, r *session.Record) { decode(obj, r, true) }
+func (h foldHome) Decode(obj []byte, r *session.Record) { decodeParts(obj, r, true, h.parts) }
 
 // decode is Home.Decode; lite leaves out the loop events' words.
 func decode(obj []byte, r *session.Record, lite bool) { decodeParts(obj, r, lite, nil) }
@@ -223,15 +227,6 @@ type wireParts struct {
 	ev  *loopEvent
 	msg *wireMessage
 }
-
-// partsHome is foldHome keeping, in parts, what decode parsed of the
-// line, so that the fold does not parse it again (scan).
-type partsHome struct {
-	Home
-	parts *wireParts
-}
-
-func (h partsHome) Decode(obj []byte, r *session.Record) { decodeParts(obj, r, true, h.parts) }
 
 // decodeParts is decode keeping what it parsed in keep (nil: nothing).
 func decodeParts(obj []byte, r *session.Record, lite bool, keep *wireParts) {
