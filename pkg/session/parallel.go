@@ -62,12 +62,7 @@ func readLines(ctx context.Context, rd *jsonl.Reader, f Format, fn func(*Record)
 // needs less of each line than a Record (a home's structure-only pass).
 // jsonl.ErrStop from fn ends the read early with a nil error.
 func ScanFile[T any](ctx context.Context, path string, decode func(*jsonl.Line, *T), fn func(*jsonl.Line, *T) error) error {
-	fh, err := jsonl.Open(path)
-	if err != nil {
-		return err
-	}
-	defer fh.Close()
-	return scanLines(ctx, jsonl.NewReader(fh), decode, fn)
+	return scanFile(ctx, path, false, decode, fn)
 }
 
 // ScanFileLazy is ScanFile for a decode that validates the lines itself:
@@ -75,12 +70,17 @@ func ScanFile[T any](ctx context.Context, path string, decode func(*jsonl.Line, 
 // it, and decode must give it the Status and RawControl a validating
 // Reader would (Revalidate does) before it relies on them.
 func ScanFileLazy[T any](ctx context.Context, path string, decode func(*jsonl.Line, *T), fn func(*jsonl.Line, *T) error) error {
+	return scanFile(ctx, path, true, decode, fn)
+}
+
+// scanFile is ScanFile, or ScanFileLazy when lazy.
+func scanFile[T any](ctx context.Context, path string, lazy bool, decode func(*jsonl.Line, *T), fn func(*jsonl.Line, *T) error) error {
 	fh, err := jsonl.Open(path)
 	if err != nil {
 		return err
 	}
 	defer fh.Close()
-	return scanLinesLazy(ctx, jsonl.NewReader(fh), true, decode, fn)
+	return scanLinesLazy(ctx, jsonl.NewReader(fh), lazy, decode, fn)
 }
 
 // scanLines is readLines with any decoding.

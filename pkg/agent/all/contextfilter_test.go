@@ -1,7 +1,6 @@
 package all_test
 
 import (
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -56,29 +55,16 @@ func TestContextFilters(t *testing.T) {
 				t.Errorf("%s has no ContextFilter", a)
 				return nil
 			}
-			fh, err := os.Open(p)
-			if err != nil {
-				return err
-			}
-			defer fh.Close()
-			rd := jsonl.NewReader(fh)
-			for {
-				l, err := rd.Next()
-				if err == io.EOF {
-					return nil
-				}
-				if err != nil {
-					return err
-				}
+			return session.ReadFile(p, session.HomeOf(a), func(r *session.Record) error {
 				lines++
-				r := session.Decode(session.HomeOf(a), l)
-				if n, _ := session.RecordedContext(&r); n >= 0 {
+				if n, _ := session.RecordedContext(r); n >= 0 {
 					recorded[a]++
-					if !filter.MayRecordContext(l.Raw) {
-						t.Errorf("%s:%d: records a context of %d tokens; %s's filter says it does not", p, l.Num, n, a)
+					if !filter.MayRecordContext(r.Line.Raw) {
+						t.Errorf("%s:%d: records a context of %d tokens; %s's filter says it does not", p, r.Line.Num, n, a)
 					}
 				}
-			}
+				return nil
+			})
 		})
 		if err != nil {
 			t.Fatal(err)
