@@ -619,51 +619,63 @@ func (lg *Ledger) Totals(reqs []*Request) Totals {
 // Tally is Ledger.Totals taken one request at a time (Ledger.Tally), for
 // requests that stream by: Ledger.Total(&ty) is Ledger.Totals of the
 // requests tallied, in the order tallied.
+//
+// A run over many sessions keeps one for each (pkg/stats), so it is small:
+// the models it saw are a short list, not a slot for each model of the
+// ledger (100,000 sessions of a store with six models held 23 MB of them).
 type Tally struct {
-	t    Totals
-	byID []session.Usage // by model id
-	seen []bool
-	last int64
+	usage    session.Usage
+	requests int
+	cost     float64
+	unpriced map[string]int64
+	models   []modelTally // the models of requests with tokens, in order of first use
+	last     int64
+}
+
+type modelTally struct {
+	id ModelID
+	u  session.Usage
 }
 
 // Tally adds request r of lg to ty.
 func (lg *Ledger) Tally(ty *Tally, r *Request) {
-	t := &ty.t
-	t.Usage = t.Usage.Add(r.Usage)
-	t.Requests++
+	ty.usage = ty.usage.Add(r.Usage)
+	ty.requests++
 	for int(r.Model) >= len(lg.priced) {
 		lg.priced, lg.looked = append(lg.priced, nil), append(lg.looked, false)
 	}
 	if !lg.looked[r.Model] {
 		lg.priced[r.Model], lg.looked[r.Model] = priceOf(lg.models.name(r.Model)), true
 	}
+	// Totals.cost, on the tally's own fields
+	t := Totals{CostUSD: ty.cost, Unpriced: ty.unpriced}
 	t.cost(lg.models.name(r.Model), r, lg.priced[r.Model])
+	ty.cost, ty.unpriced = t.CostUSD, t.Unpriced
 	if r.Usage.Total() > 0 || r.Usage.Reasoning > 0 {
-		for int(r.Model) >= len(ty.byID) {
-			ty.byID, ty.seen = append(ty.byID, session.Usage{}), append(ty.seen, false)
+		k := 0
+		for k < len(ty.models) && ty.models[k].id != r.Model {
+			k++
 		}
-		ty.byID[r.Model] = ty.byID[r.Model].Add(r.Usage)
-		ty.seen[r.Model] = true
+		if k == len(ty.models) {
+			ty.models = append(ty.models, modelTally{id: r.Model})
+		}
+		ty.models[k].u = ty.models[k].u.Add(r.Usage)
 	}
 	ty.last = max(ty.last, r.Time)
 }
 
 // Total returns the totals of the requests tallied in ty.
 func (lg *Ledger) Total(ty *Tally) Totals {
-	t := ty.t
-	t.ByModel = nil
-	if ty.t.Unpriced != nil {
+	t := Totals{Usage: ty.usage, Requests: ty.requests, CostUSD: ty.cost}
+	if ty.unpriced != nil {
 		// each Totals its own maps
-		t.Unpriced = make(map[string]int64, len(ty.t.Unpriced))
-		for m, n := range ty.t.Unpriced {
+		t.Unpriced = make(map[string]int64, len(ty.unpriced))
+		for m, n := range ty.unpriced {
 			t.Unpriced[m] = n
 		}
 	}
-	for id, u := range ty.byID {
-		if !ty.seen[id] {
-			continue
-		}
-		t.addModel(lg.models.name(ModelID(id)), u)
+	for _, m := range ty.models {
+		t.addModel(lg.models.name(m.id), m.u)
 	}
 	if ty.last > 0 {
 		t.LastActivity = time.UnixMilli(ty.last).UTC()
