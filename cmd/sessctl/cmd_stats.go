@@ -270,6 +270,17 @@ func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt s
 		}
 		ss = kept
 	}
+	// each result's working directory, by its place (the result of the
+	// scan is in the order of ss, and keeps none of discovery's sessions,
+	// which go once their files are read)
+	var cwdOf []string
+	if cwds != nil {
+		cwdOf = make([]string, len(ss))
+		for i, s := range ss {
+			cwdOf[i] = cwds[s]
+		}
+		cwds = nil
+	}
 	pr := newProgress(ctx, env, opt.progress, "scanning", 0, unitBytes)
 	// the result of the whole run comes from the index when no file
 	// changed since the same run before, except where the rows are made
@@ -285,9 +296,9 @@ func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt s
 		return err
 	}
 	defer stats.Close(sus)
-	for _, su := range sus {
-		if cwd := cwds[su.Session]; cwd != "" {
-			su.CWD = cwd
+	for i, cwd := range cwdOf {
+		if cwd != "" {
+			sus[i].CWD = cwd
 		}
 	}
 	if opt.project != "" {
@@ -303,7 +314,7 @@ func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt s
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
-	out := statsManyJSON{By: opt.by, Groups: groups, Sessions: sus,
+	out := statsManyJSON{By: opt.by, Sessions: sus,
 		Totals: usage.Totals{View: usage.ViewSessctl}, AsCCUsage: usage.Totals{View: usage.ViewCCUsage}}
 	ccusageView := false
 	for _, su := range sus {
@@ -326,17 +337,17 @@ func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt s
 		out.Sessions = []*stats.SessionUsage{}
 	}
 	if opt.json {
-		groups, sessions := out.Groups, out.Sessions
+		sessions := out.Sessions
 		out.Groups, out.Sessions = []stats.GroupRow{}, []*stats.SessionUsage{}
 		return writeJSONStream(env.stdout, out,
-			jsonArray{"groups", len(groups), func(i int) any { return groups[i] }},
+			jsonArray{"groups", groups.Len(), func(i int) any { return groups.Row(i) }},
 			jsonArray{"sessions", len(sessions), func(i int) any { return sessions[i] }})
 	}
 	if len(sus) == 0 {
 		fmt.Fprintf(env.stderr, "sessctl: no sessions found in %s\n", line(searched(env, opt.roots, opt.args)))
 		return nil
 	}
-	renderGroups(env.stdout, out, ccusageView, colorer{opt.color})
+	renderGroups(env.stdout, out, groups, ccusageView, colorer{opt.color})
 	return nil
 }
 
@@ -380,7 +391,9 @@ const (
 	ccusageView = "ccusage 20.0.24's count: the *.jsonl files only, no rotations, by its rules"
 )
 
-func renderGroups(w io.Writer, out statsManyJSON, withCCUsage bool, col colorer) {
+// renderGroups draws the table of groups; out holds the totals and the
+// sessions (its Groups are not used).
+func renderGroups(w io.Writer, out statsManyJSON, groups *stats.Groups, withCCUsage bool, col colorer) {
 	fmt.Fprintf(w, "Recorded usage by %s (tokens the APIs reported; cache read/write counted apart)\n", out.By)
 	fmt.Fprintf(w, "%s\n\n", sessctlView)
 	var short func(string) string
@@ -425,10 +438,11 @@ func renderGroups(w io.Writer, out statsManyJSON, withCCUsage bool, col colorer)
 	if byAgent {
 		total = append(total[:1], total[2:]...)
 	}
-	drawRows(w, head, len(out.Groups)+1, func(k int, ws []int) []string {
+	drawRows(w, head, groups.Len()+1, func(k int, ws []int) []string {
 		row := total
-		if k < len(out.Groups) {
-			row = cells(&out.Groups[k])
+		if k < groups.Len() {
+			g := groups.Row(k)
+			row = cells(&g)
 		}
 		for i, c := range row {
 			ws[i] = cellWidth(c)

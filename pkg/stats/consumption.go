@@ -6,12 +6,14 @@
 package stats
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,11 +27,14 @@ import (
 type Progress func(done, total int64)
 
 // SessionUsage is the recorded usage of one session.
+//
+// It does not point to its session.Session: a run over many sessions lets
+// discovery's go once their files are read (the result of Consumption is
+// in the order of its sessions).
 type SessionUsage struct {
-	Session *session.Session `json:"-"`
-	Agent   session.Agent    `json:"agent"`
-	ID      string           `json:"id"`
-	Project string           `json:"project"`
+	Agent   session.Agent `json:"agent"`
+	ID      string        `json:"id"`
+	Project string        `json:"project"`
 	// CWD is the session's real working directory when known (set by the
 	// caller from the transcript; for Codex, the rollout's session_meta).
 	// Group by project uses it before Project, which for Claude Code is the
@@ -243,15 +248,19 @@ type ReadFile func(ctx context.Context, rd *usage.Reader, path string, a session
 // ConsumptionWith is Consumption reading each file with read (nil:
 // usage.Reader.ReadFile).
 func ConsumptionWith(ctx context.Context, ss []*session.Session, progress Progress, read ReadFile) ([]*SessionUsage, error) {
-	return consumption(ctx, ss, progress, read, nil)
+	return consumption(ctx, ss, progress, read, nil, false)
 }
 
 // consumption is ConsumptionWith, calling seen (when not nil) with each
-// file's requests before the ledger takes them (see scanUsage).
-func consumption(ctx context.Context, ss []*session.Session, progress Progress, read ReadFile, seen func(sess int, fu *usage.FileUsage)) ([]*SessionUsage, error) {
+// file's requests before the ledger takes them (see scanUsage). With
+// release, ss is the caller's own copy of its list, which consumption
+// clears once the files are read: the sessions are not needed after that,
+// and over 100,000 sessions discovery's hold 25 MB (the frames above kept
+// them to the end of the run).
+func consumption(ctx context.Context, ss []*session.Session, progress Progress, read ReadFile, seen func(sess int, fu *usage.FileUsage), release bool) ([]*SessionUsage, error) {
 	out := make([]*SessionUsage, len(ss))
 	for i, s := range ss {
-		out[i] = &SessionUsage{Session: s, Agent: s.Agent, ID: s.ID, Project: s.Project, Main: s.Main, Context: -1, Files: []string{}}
+		out[i] = &SessionUsage{Agent: s.Agent, ID: s.ID, Project: s.Project, Main: s.Main, Context: -1, Files: []string{}}
 	}
 	sc, err := scanUsage(ctx, ss, progress, read, func(sess int, f UsageFile) {
 		out[sess].Files = append(out[sess].Files, f.Path)
@@ -291,6 +300,9 @@ func consumption(ctx context.Context, ss []*session.Session, progress Progress, 
 	})
 	if err != nil {
 		return nil, err
+	}
+	if release {
+		clear(ss)
 	}
 	lg, fileSess, fileCopy := sc.ledger, sc.fileSess, sc.fileCopy
 	// one pass over the winners in the ledger's order: each session's
@@ -579,9 +591,47 @@ type GroupRow struct {
 // ErrBadGroup is returned for an unknown grouping.
 var ErrBadGroup = errors.New("unknown grouping")
 
+// Groups are the rows of a grouped report, in order. Grouped by session,
+// a row is made from its session when asked for (Row): 100,000 sessions
+// are 100,000 rows, and holding them beside the sessions took about 40 MB.
+type Groups struct {
+	rows []GroupRow // every grouping but by session
+	// by session: the sessions, and in row order each row's session or,
+	// for a row of several (an id found twice), -1-k for rows[k]
+	sus   []*SessionUsage
+	order []int32
+}
+
+// Len is the number of rows.
+func (g *Groups) Len() int {
+	if g.sus != nil {
+		return len(g.order)
+	}
+	return len(g.rows)
+}
+
+// Row returns row i; its Totals share the maps of a session's (read only).
+func (g *Groups) Row(i int) GroupRow {
+	if g.sus == nil {
+		return g.rows[i]
+	}
+	k := g.order[i]
+	if k < 0 {
+		return g.rows[-1-k]
+	}
+	su := g.sus[k]
+	return GroupRow{Key: sessionKey(su), Agents: []string{string(su.Agent)}, Sessions: 1, Totals: su.Totals}
+}
+
+// sessionKey is a session's key in a report by session.
+func sessionKey(su *SessionUsage) string { return string(su.Agent) + ":" + su.ID }
+
 // Group totals sessions by session, project, day (of each request, in loc)
 // or model, largest total first (days: oldest first).
-func Group(sus []*SessionUsage, by string, loc *time.Location) ([]GroupRow, error) {
+func Group(sus []*SessionUsage, by string, loc *time.Location) (*Groups, error) {
+	if by == BySession {
+		return bySession(sus), nil
+	}
 	// a group's sessions come one after another (sus in order, and
 	// EachRequest session by session), so counting them needs only the
 	// last; its agents are a few
@@ -626,8 +676,6 @@ func Group(sus []*SessionUsage, by string, loc *time.Location) ([]GroupRow, erro
 	}
 	for _, su := range sus {
 		switch by {
-		case BySession:
-			merge(get(string(su.Agent)+":"+su.ID, su), su.Totals)
 		case ByProject:
 			p := su.CWD
 			if p == "" {
@@ -690,5 +738,60 @@ func Group(sus []*SessionUsage, by string, loc *time.Location) ([]GroupRow, erro
 		}
 		return out[i].Key < out[j].Key
 	})
-	return out, nil
+	return &Groups{rows: out}, nil
+}
+
+// bySession is Group by session: a row for each session, but for an id
+// found twice (one row of both; Distinct leaves none such in a store). The
+// rows are sessions in order of their totals, largest first, then of keys.
+func bySession(sus []*SessionUsage) *Groups {
+	keys := make([]string, len(sus))
+	order := make([]int32, len(sus))
+	for i, su := range sus {
+		keys[i], order[i] = sessionKey(su), int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(keys[a], keys[b]) })
+	g := &Groups{sus: sus}
+	totals := make(map[int32]int64) // of the rows of several sessions
+	kept := order[:0]
+	for i := 0; i < len(order); {
+		j := i + 1
+		for j < len(order) && keys[order[j]] == keys[order[i]] {
+			j++
+		}
+		if j-i == 1 {
+			kept = append(kept, order[i])
+			i = j
+			continue
+		}
+		row := GroupRow{Key: keys[order[i]], Agents: []string{string(sus[order[i]].Agent)}, Sessions: j - i}
+		for _, k := range order[i:j] {
+			row.Totals.Merge(sus[k].Totals)
+		}
+		ref := int32(-1 - len(g.rows))
+		g.rows = append(g.rows, row)
+		totals[ref] = row.Totals.Total()
+		kept = append(kept, ref)
+		i = j
+	}
+	total := func(k int32) int64 {
+		if k < 0 {
+			return totals[k]
+		}
+		return sus[k].Totals.Total()
+	}
+	key := func(k int32) string {
+		if k < 0 {
+			return g.rows[-1-k].Key
+		}
+		return keys[k]
+	}
+	slices.SortFunc(kept, func(a, b int32) int {
+		if ta, tb := total(a), total(b); ta != tb {
+			return cmp.Compare(tb, ta)
+		}
+		return strings.Compare(key(a), key(b))
+	})
+	g.order = kept
+	return g
 }

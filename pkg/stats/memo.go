@@ -73,37 +73,51 @@ type memoSession struct {
 // run would: see memoDelta.
 func ConsumptionMemo(ctx context.Context, ss []*session.Session, progress Progress, read ReadFile, memo Memo) ([]*SessionUsage, error) {
 	if memo == nil || usage.PricesSet() {
-		return ConsumptionWith(ctx, ss, progress, read)
+		return consumption(ctx, slices.Clone(ss), progress, read, nil, true)
 	}
 	// the sessions by main file: what a session counts does not depend on
 	// the order they come in (discovery's, newest first, which an append
 	// changes), and so neither do the key, the shape and what is stored
-	cs := slices.Clone(ss)
-	slices.SortStableFunc(cs, func(a, b *session.Session) int {
-		return cmp.Or(strings.Compare(a.Main, b.Main), strings.Compare(string(a.Agent), string(b.Agent)), strings.Compare(a.ID, b.ID))
-	})
+	order, cs := canonical(ss)
 	out, err := consumptionMemo(ctx, cs, progress, read, memo)
 	if err != nil {
 		return nil, err
 	}
-	at := make(map[*session.Session]*SessionUsage, len(out))
-	for _, su := range out {
-		at[su.Session] = su
+	inOrder := make([]*SessionUsage, len(out))
+	for k, su := range out {
+		inOrder[order[k]] = su
 	}
-	for i, s := range ss {
-		out[i] = at[s]
+	return inOrder, nil
+}
+
+// canonical returns ss in their canonical order (by main file, agent and
+// id), and where each is in ss: order[k] is the place of cs[k].
+func canonical(ss []*session.Session) (order []int32, cs []*session.Session) {
+	order = make([]int32, len(ss))
+	for i := range order {
+		order[i] = int32(i)
 	}
-	return out, nil
+	slices.SortStableFunc(order, func(i, j int32) int {
+		a, b := ss[i], ss[j]
+		return cmp.Or(strings.Compare(a.Main, b.Main), strings.Compare(string(a.Agent), string(b.Agent)), strings.Compare(a.ID, b.ID))
+	})
+	cs = make([]*session.Session, len(ss))
+	for k, i := range order {
+		cs[k] = ss[i]
+	}
+	return order, cs
 }
 
 // consumptionMemo is ConsumptionMemo of sessions in their canonical order.
 func consumptionMemo(ctx context.Context, ss []*session.Session, progress Progress, read ReadFile, memo Memo) ([]*SessionUsage, error) {
+	// ss is ConsumptionMemo's own copy: a run that does not use the memo
+	// lets it go once the files are read
 	if len(ss) > maxMemoSessions {
-		return ConsumptionWith(ctx, ss, progress, read)
+		return consumption(ctx, ss, progress, read, nil, true)
 	}
 	key, shape := memoKeys(ss)
 	if key == nil {
-		return ConsumptionWith(ctx, ss, progress, read)
+		return consumption(ctx, ss, progress, read, nil, true)
 	}
 	if v := memo.LoadRun(key); v != nil {
 		if ms, ok := decodeMemo(v, len(ss)); ok {
@@ -114,7 +128,7 @@ func consumptionMemo(ctx context.Context, ss []*session.Session, progress Progre
 		return out, err
 	}
 	kc := newKeyCollector(len(ss))
-	out, err := consumption(ctx, ss, progress, read, kc.seen)
+	out, err := consumption(ctx, ss, progress, read, kc.seen, false)
 	if err != nil {
 		return out, err
 	}
@@ -361,7 +375,7 @@ func changedOnly(ctx context.Context, ss []*session.Session, read ReadFile, memo
 		sub[j] = ss[i]
 	}
 	kc := newKeyCollector(len(sub))
-	subOut, err := consumption(ctx, sub, nil, read, kc.seen)
+	subOut, err := consumption(ctx, sub, nil, read, kc.seen, false)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, false, err
@@ -543,7 +557,7 @@ func fromMemo(ss []*session.Session, ms []memoSession) []*SessionUsage {
 	out := make([]*SessionUsage, len(ss))
 	for i, s := range ss {
 		m := &ms[i]
-		su := &SessionUsage{Session: s, Agent: s.Agent, ID: s.ID, Project: m.Project, CWD: m.CWD,
+		su := &SessionUsage{Agent: s.Agent, ID: s.ID, Project: m.Project, CWD: m.CWD,
 			Main: s.Main, Files: []string{}, Totals: m.Totals, InRotations: m.InRotations,
 			AsCCUsage: m.AsCCUsage, PerResponse: m.PerResponse, PerResponseView: m.PerResponseView,
 			CumulativeView: m.CumulativeView, ViewsDiffer: m.ViewsDiffer, UsageLines: m.UsageLines,

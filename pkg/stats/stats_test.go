@@ -218,8 +218,8 @@ func TestConsumptionGroups(t *testing.T) {
 			t.Fatal(err)
 		}
 		var sum int64
-		for _, r := range rows {
-			sum += r.Totals.Total()
+		for i := range rows.Len() {
+			sum += rows.Row(i).Totals.Total()
 		}
 		if sum != all {
 			t.Errorf("--by %s: groups sum to %d, sessions to %d", by, sum, all)
@@ -227,6 +227,68 @@ func TestConsumptionGroups(t *testing.T) {
 	}
 	if _, err := Group(sus, "week", time.UTC); err == nil {
 		t.Error("unknown grouping accepted")
+	}
+}
+
+// By session, a row is a session, largest total first and then by key; a
+// session id found twice (Distinct keeps none such in a store, but Group
+// is given what it is given) is one row of both, as every other grouping
+// sums its groups.
+func TestGroupBySession(t *testing.T) {
+	su := func(agent session.Agent, id string, input int64) *SessionUsage {
+		s := &SessionUsage{Agent: agent, ID: id}
+		s.Totals.View = usage.ViewSessctl
+		s.Totals.Input = input
+		s.Totals.Requests = 1
+		s.Totals.ByModel = usage.ByModel{{Model: fmt.Sprint("m", input), Usage: session.Usage{Input: input}}}
+		return s
+	}
+	sus := []*SessionUsage{
+		su(session.Claude, "b", 5),
+		su(session.Codex, "a", 7),
+		su(session.Claude, "a", 5),
+		su(session.Claude, "c", 3),
+		su(session.Codex, "x", 1),
+		su(session.Claude, "c", 4), // c again: one row of 7
+		su(session.Kimi, "z", 9),
+	}
+	g, err := Group(sus, BySession, time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		key      string
+		sessions int
+		total    int64
+		models   int
+	}
+	want := []row{
+		{string(session.Kimi) + ":z", 1, 9, 1},
+		{"claude:c", 2, 7, 2}, // before codex:a by key, at the same total
+		{"codex:a", 1, 7, 1},
+		{"claude:a", 1, 5, 1},
+		{"claude:b", 1, 5, 1},
+		{"codex:x", 1, 1, 1},
+	}
+	if g.Len() != len(want) {
+		t.Fatalf("%d rows, want %d", g.Len(), len(want))
+	}
+	for i, w := range want {
+		r := g.Row(i)
+		got := row{r.Key, r.Sessions, r.Totals.Total(), len(r.Totals.ByModel)}
+		if got != w {
+			t.Errorf("row %d: %+v, want %+v", i, got, w)
+		}
+		if len(r.Agents) != 1 || r.Key[:len(r.Agents[0])+1] != r.Agents[0]+":" {
+			t.Errorf("row %d: agents %v for key %s", i, r.Agents, r.Key)
+		}
+		if r.Totals.View != usage.ViewSessctl {
+			t.Errorf("row %d: view %q", i, r.Totals.View)
+		}
+	}
+	// a session's own totals are not changed by its row
+	if sus[3].Totals.Total() != 3 || len(sus[3].Totals.ByModel) != 1 {
+		t.Errorf("a merged session's totals changed: %+v", sus[3].Totals)
 	}
 }
 
