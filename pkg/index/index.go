@@ -75,7 +75,12 @@ var flushAt, flushBlobsAt = 8 << 20, 2 << 20
 // pages of the index it has read (shed). bbolt maps the whole file, and
 // every page a run reads counts in its resident memory until the run
 // ends: 134 MB for the summaries of 100,000 sessions, read once each.
-var shedEvery int64 = 4096
+//
+// A run that reads large entries (the requests of a file, for stats) sheds
+// also every shedBytes of pages: over 100,000 sessions, 4,096 look-ups of
+// stats held up to 45 MB of the index. A look-up is counted as a page (its
+// leaf), and one whose body is kept apart (blobMin) as its body and two.
+var shedEvery, shedBytes int64 = 4096, 4 << 20
 
 // sweepEvery is how often a run drops the entries of files that are gone
 // (deleted, or their inode now another file's): at most once a day, so
@@ -92,6 +97,10 @@ var sweepEvery = 24 * time.Hour
 // by a growing sequence go on the tree's right edge, and the leaves of the
 // files bucket are small.
 const blobMin = 2 << 10
+
+// pageSize is the size of the index's pages (bbolt's default, the
+// operating system's page size on the machines sessctl runs on).
+const pageSize = 4096
 
 var (
 	bucketMeta  = []byte("meta")
@@ -142,6 +151,8 @@ type Index struct {
 	idle  []viewTx // transactions of the view not in use by a look-up
 
 	looked atomic.Int64 // look-ups in the view, for shedEvery
+	unshed atomic.Int64 // bytes of entries read since the last shed
+	sheds  atomic.Int64 // sheds so far (tests)
 
 	pending map[string][]byte
 	runs    map[string][]byte // results of whole runs to store (StoreRun)
@@ -606,8 +617,14 @@ func (ix *Index) lookupView(key []byte, want *hitOf) (e entry, ok, damaged bool)
 		ix.giveTx(vt)
 	}()
 	e, ok = decodeEntryFor(vt.files.Get(key), want, vt.blobs)
-	if ix.looked.Add(1)%shedEvery == 0 {
+	touched := int64(pageSize)
+	if len(e.value) >= blobMin {
+		touched += int64(len(e.value)) + pageSize
+	}
+	if ix.looked.Add(1)%shedEvery == 0 || ix.unshed.Add(touched) >= shedBytes {
 		// every page below the transaction's size is in the mapping
+		ix.unshed.Store(0)
+		ix.sheds.Add(1)
 		shed(ix.db.Info().Data, vt.tx.Size())
 	}
 	return e, ok, false

@@ -374,6 +374,52 @@ func TestShedKeepsValues(t *testing.T) {
 	}
 }
 
+// A run sheds the pages it read every shedBytes of them, counting a page
+// for each look-up and a large entry's body apart: reading large entries
+// (the requests of a file, for stats) it sheds more often than every
+// shedEvery look-ups.
+func TestShedByBytes(t *testing.T) {
+	oldEvery, oldBytes := shedEvery, shedBytes
+	shedEvery, shedBytes = 1<<40, 4*pageSize
+	defer func() { shedEvery, shedBytes = oldEvery, oldBytes }()
+	dir, data := t.TempDir(), t.TempDir()
+	ix := Open(dir)
+	if ix == nil {
+		t.Fatal("no index")
+	}
+	var small, large []*reader
+	for i := range 40 {
+		p := filepath.Join(data, fmt.Sprintf("s%d.jsonl", i))
+		os.WriteFile(p, []byte(fmt.Sprintf("line %d\n", i)), 0o600)
+		small = append(small, &reader{path: p})
+		p = filepath.Join(data, fmt.Sprintf("l%d.jsonl", i))
+		os.WriteFile(p, []byte(strings.Repeat(fmt.Sprintf("line %d\n", i), 2500)), 0o600)
+		large = append(large, &reader{path: p})
+		get(t, ix, small[i])
+		get(t, ix, large[i])
+	}
+	ix = reopen(t, ix, dir)
+	defer ix.Close()
+	for _, r := range small {
+		if _, from := get(t, ix, r); from != -1 {
+			t.Fatalf("%s: read again from %d", r.path, from)
+		}
+	}
+	// a page each: a shed every 4 look-ups
+	if n := ix.sheds.Load(); n != 10 {
+		t.Errorf("%d sheds after 40 small look-ups, want 10", n)
+	}
+	for _, r := range large {
+		if _, from := get(t, ix, r); from != -1 {
+			t.Fatalf("%s: read again from %d", r.path, from)
+		}
+	}
+	// a value of 17 KB or more is more than four pages: a shed each
+	if n := ix.sheds.Load(); n < 10+40 {
+		t.Errorf("%d sheds after 40 large look-ups, want at least 50", n)
+	}
+}
+
 // Look-ups from many goroutines share one index while entries are written
 // in the middle of the run (each write closes and reopens the view).
 func TestConcurrentLookups(t *testing.T) {
