@@ -23,10 +23,19 @@ type appEnv struct {
 	getenv         func(string) string
 	home           string
 	now            func() time.Time
-	// readOnly is set once the command line is parsed and names a command
-	// that writes nothing (see awaitInterrupted)
-	readOnly atomic.Bool
+	// phase is where the command is (see awaitInterrupted): its line not
+	// parsed yet, running (reading only, or writing), or stopped by Ctrl-C
+	// before it began
+	phase atomic.Int32
 }
+
+// The phases of a command (appEnv.phase).
+const (
+	phaseParsing int32 = iota // its action has not begun
+	phaseReading              // its action writes nothing
+	phaseWriting              // its action may write
+	phaseStopped              // Ctrl-C came before its action began: it never will
+)
 
 // run is the whole program: it parses args, runs the command and maps its
 // error to an exit code (exitCode, in errors.go).
@@ -47,7 +56,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case <-ctx.Done():
 		err = awaitInterrupted(env, done)
 	}
-	if err != nil && ctx.Err() != nil && exitCode(err) != exitSignal {
+	// after Ctrl-C, a command that only reads is interrupted even when it
+	// ended by itself in the meantime; one that writes and finished its
+	// writing says so
+	if ctx.Err() != nil && exitCode(err) != exitSignal && (err != nil || env.phase.Load() != phaseWriting) {
 		err = errInterrupted
 	}
 	return report(env.stderr, err)
@@ -77,11 +89,17 @@ const interruptGrace = 100 * time.Millisecond
 // awaitInterrupted waits for the command after Ctrl-C. A command that
 // changes files is always waited for: it rolls back to the untouched
 // original and removes its temp files before it returns. A command that only
-// reads (env.readOnly) has nothing to undo, so when one of its passes does
+// reads (phaseReading) has nothing to undo, so when one of its passes does
 // not look at the context (a directory walk, one long line) the program
-// exits after interruptGrace and leaves it behind.
+// exits after interruptGrace and leaves it behind. A command whose action
+// has not begun (its line is still being parsed, on a slow start) never
+// begins, and is not waited for: it was, as one that may write, and ran to
+// its end and exited 0.
 func awaitInterrupted(env *appEnv, done <-chan error) error {
-	if !env.readOnly.Load() {
+	if env.phase.CompareAndSwap(phaseParsing, phaseStopped) {
+		return errInterrupted
+	}
+	if env.phase.Load() == phaseWriting {
 		return <-done
 	}
 	select {
@@ -156,7 +174,13 @@ func commands(env *appEnv) []*cli.Command {
 		}
 		action := cmd.Action
 		cmd.Action = func(c *cli.Context) error {
-			env.readOnly.Store(readOnly(c))
+			phase := phaseWriting
+			if readOnly(c) {
+				phase = phaseReading
+			}
+			if !env.phase.CompareAndSwap(phaseParsing, phase) {
+				return errInterrupted // Ctrl-C came first (awaitInterrupted)
+			}
 			err := action(c)
 			var ce *cliError
 			if errors.As(err, &ce) && ce.usage && ce.hint == "" {
