@@ -237,13 +237,15 @@ type statsManyJSON struct {
 	By string `json:"by"`
 	// Totals is sessctl's count, AsCCUsage ccusage's (each says so in its
 	// "view"); InRotations the part of Totals only rotations hold.
-	Totals      usage.Totals          `json:"recorded"`
-	AsCCUsage   usage.Totals          `json:"as_ccusage"`
-	InRotations *usage.Totals         `json:"in_rotations,omitempty"`
-	Groups      []stats.GroupRow      `json:"groups"`
-	Sessions    []*stats.SessionUsage `json:"sessions"`
-	Rejected    int                   `json:"rejected_lines"`
-	Corrupt     int                   `json:"corrupt_lines"`
+	Totals      usage.Totals  `json:"recorded"`
+	AsCCUsage   usage.Totals  `json:"as_ccusage"`
+	InRotations *usage.Totals `json:"in_rotations,omitempty"`
+	// Groups and Sessions are written element by element
+	// (writeJSONStream): Groups from stats.Groups, row by row
+	Groups   []stats.GroupRow      `json:"groups"`
+	Sessions []*stats.SessionUsage `json:"sessions"`
+	Rejected int                   `json:"rejected_lines"`
+	Corrupt  int                   `json:"corrupt_lines"`
 	// CountedNotByCCUsage counts lines sessctl counts that ccusage drops
 	// silently (spaced JSON and the other cases in docs/stats.md).
 	CountedNotByCCUsage int `json:"counted_not_by_ccusage"`
