@@ -89,6 +89,12 @@ func runDu(ctx context.Context, env *appEnv, opt duOptions) error {
 	}
 	ix := openIndex(env, opt.index)
 	defer closeIndex(ix)
+	if ix != nil {
+		// du removes nothing: it may take discovery's snapshot, as ls does
+		po.Discover = func(rs []session.Root, missingOK bool) *session.Result {
+			return session.DiscoverCached(rs, missingOK, ix)
+		}
+	}
 	m, err := interruptible(ctx, func() measured {
 		rep, err := du.MeasureWith(ctx, po, ix.HeadOf)
 		return measured{rep, err}

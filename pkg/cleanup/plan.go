@@ -57,6 +57,11 @@ type Options struct {
 	// Writers lists the files open for writing (OpenWriters when nil;
 	// tests inject their own).
 	Writers func() map[FileKey]string
+	// Discover finds the sessions of one root (session.Discover when nil).
+	// du, which removes nothing, passes one that reads the discovery
+	// snapshot of the index; cleanup and the other commands that delete
+	// or move files discover from the directories (docs/index.md).
+	Discover func(roots []session.Root, missingOK bool) *session.Result
 }
 
 // Plan is what a cleanup would remove.
@@ -220,7 +225,7 @@ func MakePlan(opt Options) (*Plan, error) {
 		roots = append(roots, r)
 		p.roots = append(p.roots, root{path: r.Path, real: real, key: keyOf(fi)})
 	}
-	res := discover(roots, opt.MissingOK)
+	res := discover(roots, opt.MissingOK, opt.Discover)
 	var broken []string // paths discovery could not read
 	for _, err := range res.Errors {
 		p.Warnings = append(p.Warnings, err.Error())
@@ -397,14 +402,17 @@ func MakePlan(opt Options) (*Plan, error) {
 // discover runs session discovery on each root in its own goroutine (the
 // walk is syscall-bound) and merges the results; a session found under two
 // overlapping roots is kept once.
-func discover(roots []session.Root, missingOK bool) *session.Result {
+func discover(roots []session.Root, missingOK bool, find func([]session.Root, bool) *session.Result) *session.Result {
+	if find == nil {
+		find = session.Discover
+	}
 	parts := make([]*session.Result, len(roots))
 	var wg sync.WaitGroup
 	for i, r := range roots {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			parts[i] = session.Discover([]session.Root{r}, missingOK)
+			parts[i] = find([]session.Root{r}, missingOK)
 		}()
 	}
 	wg.Wait()
