@@ -91,7 +91,11 @@ func ConsumptionMemo(ctx context.Context, ss []*session.Session, progress Progre
 }
 
 // canonical returns ss in their canonical order (by main file, agent and
-// id), and where each is in ss: order[k] is the place of cs[k].
+// id), and where each is in ss: order[k] is the place of cs[k]. It is a
+// function of its own so that the sort's closure, which holds ss, ends
+// with it: written in ConsumptionMemo, it kept discovery's sessions alive
+// to the end of the run (TestConsumptionLetsSessionsGo cannot see that;
+// docs/architecture.md says how it was measured).
 func canonical(ss []*session.Session) (order []int32, cs []*session.Session) {
 	order = make([]int32, len(ss))
 	for i := range order {

@@ -517,18 +517,25 @@ func PricesSet() bool { return pricesSet.Load() }
 
 // cost prices request r of model m into t.
 func (t *Totals) cost(m string, r *Request, pm *price.Model) {
+	addCost(&t.CostUSD, &t.Unpriced, m, r, pm)
+}
+
+// addCost adds the price of request r of model m at prices pm to cost, or
+// its tokens to unpriced by model when it has none (Totals.cost, and a
+// Tally's own sums).
+func addCost(cost *float64, unpriced *map[string]int64, m string, r *Request, pm *price.Model) {
 	c, ok := r.cost(pm)
 	if !ok {
-		if t.Unpriced == nil {
-			t.Unpriced = map[string]int64{}
+		if *unpriced == nil {
+			*unpriced = map[string]int64{}
 		}
 		if m == "" {
 			m = "(unknown)"
 		}
-		t.Unpriced[m] += r.Usage.Total()
+		(*unpriced)[m] += r.Usage.Total()
 		return
 	}
-	t.CostUSD += c
+	*cost += c
 }
 
 // cost is what request r costs at the prices pm (nil: none known): the
@@ -647,10 +654,7 @@ func (lg *Ledger) Tally(ty *Tally, r *Request) {
 	if !lg.looked[r.Model] {
 		lg.priced[r.Model], lg.looked[r.Model] = priceOf(lg.models.name(r.Model)), true
 	}
-	// Totals.cost, on the tally's own fields
-	t := Totals{CostUSD: ty.cost, Unpriced: ty.unpriced}
-	t.cost(lg.models.name(r.Model), r, lg.priced[r.Model])
-	ty.cost, ty.unpriced = t.CostUSD, t.Unpriced
+	addCost(&ty.cost, &ty.unpriced, lg.models.name(r.Model), r, lg.priced[r.Model])
 	if r.Usage.Total() > 0 || r.Usage.Reasoning > 0 {
 		k := 0
 		for k < len(ty.models) && ty.models[k].id != r.Model {
