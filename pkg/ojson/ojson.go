@@ -417,19 +417,11 @@ func (p *parser) str() (string, error) {
 			}
 			e := p.b[p.i+1]
 			p.i += 2
+			if b, ok := ShortEscape(e); ok {
+				buf = append(buf, b)
+				break
+			}
 			switch e {
-			case '"', '\\', '/':
-				buf = append(buf, e)
-			case 'b':
-				buf = append(buf, '\b')
-			case 'f':
-				buf = append(buf, '\f')
-			case 'n':
-				buf = append(buf, '\n')
-			case 'r':
-				buf = append(buf, '\r')
-			case 't':
-				buf = append(buf, '\t')
 			case 'u':
 				r, ok := p.hex4()
 				if !ok {
@@ -489,4 +481,24 @@ func SetMember(raw []byte, k string, nv *Value) ([]byte, error) {
 	}
 	v.Set(k, nv)
 	return Compact.Encode(v), nil
+}
+
+// ShortEscape returns the byte a two-byte JSON escape \e stands for (\n,
+// \", ...); false for \u and for what is not an escape.
+func ShortEscape(e byte) (byte, bool) {
+	switch e {
+	case '"', '\\', '/':
+		return e, true
+	case 'b':
+		return '\b', true
+	case 'f':
+		return '\f', true
+	case 'n':
+		return '\n', true
+	case 'r':
+		return '\r', true
+	case 't':
+		return '\t', true
+	}
+	return 0, false
 }

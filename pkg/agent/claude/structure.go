@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sessctl/sessctl/pkg/jsonl"
+	"github.com/sessctl/sessctl/pkg/ojson"
 	"github.com/sessctl/sessctl/pkg/session"
 	"github.com/sessctl/sessctl/pkg/usage"
 )
@@ -446,22 +447,11 @@ func unescapeShort(raw []byte) (string, bool) {
 		if i+1 >= len(raw) {
 			return "", false
 		}
-		switch c := raw[i+1]; c {
-		case 'n':
-			b = append(b, '\n')
-		case 't':
-			b = append(b, '\t')
-		case 'r':
-			b = append(b, '\r')
-		case 'b':
-			b = append(b, '\b')
-		case 'f':
-			b = append(b, '\f')
-		case '"', '\\', '/':
-			b = append(b, c)
-		default:
-			return "", false
+		c, ok := ojson.ShortEscape(raw[i+1])
+		if !ok {
+			return "", false // \u, or not JSON
 		}
+		b = append(b, c)
 		raw = raw[i+2:]
 		i = bytes.IndexByte(raw, '\\')
 	}
