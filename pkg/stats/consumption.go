@@ -211,12 +211,14 @@ func eachUsageFile(s *session.Session, fn func(k int, f UsageFile)) {
 	}
 }
 
-// fileJob is a file to scan: file k of session sess. It is small, for a
-// store holds one for each of its files.
+// fileJob is a file to scan, of session sess. It is small, for a store
+// holds one for each of its files; it names its file by its path, so that
+// the scan needs no session once the jobs are made.
 type fileJob struct {
-	sess, k int32
-	class   usage.FileClass
-	size    int64
+	sess  int32
+	class usage.FileClass
+	size  int64
+	path  string
 }
 
 // scannedFile is what a worker read of a file, handed to the merge.
@@ -253,16 +255,16 @@ func ConsumptionWith(ctx context.Context, ss []*session.Session, progress Progre
 
 // consumption is ConsumptionWith, calling seen (when not nil) with each
 // file's requests before the ledger takes them (see scanUsage). With
-// release, ss is the caller's own copy of its list, which consumption
-// clears once the files are read: the sessions are not needed after that,
-// and over 100,000 sessions discovery's hold 25 MB (the frames above kept
-// them to the end of the run).
+// release, ss is the caller's own copy of its list, which is cleared once
+// the scan's jobs are made: the scan names the files by path, and over
+// 100,000 sessions discovery's hold 25 MB (the frames above kept them to
+// the end of the run).
 func consumption(ctx context.Context, ss []*session.Session, progress Progress, read ReadFile, seen func(sess int, fu *usage.FileUsage), release bool) ([]*SessionUsage, error) {
 	out := make([]*SessionUsage, len(ss))
 	for i, s := range ss {
 		out[i] = &SessionUsage{Agent: s.Agent, ID: s.ID, Project: s.Project, Main: s.Main, Context: -1, Files: []string{}}
 	}
-	sc, err := scanUsage(ctx, ss, progress, read, func(sess int, f UsageFile) {
+	sc, err := scanUsage(ctx, ss, release, progress, read, func(sess int, f UsageFile) {
 		out[sess].Files = append(out[sess].Files, f.Path)
 	}, seen, func(sess int, fu *usage.FileUsage, err error) {
 		su := out[sess]
@@ -300,9 +302,6 @@ func consumption(ctx context.Context, ss []*session.Session, progress Progress, 
 	})
 	if err != nil {
 		return nil, err
-	}
-	if release {
-		clear(ss)
 	}
 	lg, fileSess, fileCopy := sc.ledger, sc.fileSess, sc.fileCopy
 	// one pass over the winners in the ledger's order: each session's
@@ -393,7 +392,10 @@ func gaugeCWD(project, cwd *string, fu *usage.FileUsage) {
 // takes a file's requests, with the file's session and what it says (nil
 // for a file so large that its requests went to the ledger as it was
 // read).
-func scanUsage(ctx context.Context, ss []*session.Session, progress Progress, read ReadFile,
+//
+// With release, ss is the caller's own copy of its list, which scanUsage
+// clears once the jobs are made (see consumption).
+func scanUsage(ctx context.Context, ss []*session.Session, release bool, progress Progress, read ReadFile,
 	job func(sess int, f UsageFile), seen func(sess int, fu *usage.FileUsage),
 	merged func(sess int, fu *usage.FileUsage, err error)) (*source, error) {
 	if read == nil {
@@ -403,14 +405,18 @@ func scanUsage(ctx context.Context, ss []*session.Session, progress Progress, re
 	}
 	var jobs []fileJob
 	var total int64
+	agents := make([]session.Agent, len(ss))
 	for i, s := range ss {
-		eachUsageFile(s, func(k int, f UsageFile) {
+		agents[i] = s.Agent
+		eachUsageFile(s, func(_ int, f UsageFile) {
 			job(i, f)
-			jobs = append(jobs, fileJob{int32(i), int32(k), f.Class, f.Size})
+			jobs = append(jobs, fileJob{int32(i), f.Class, f.Size, f.Path})
 			total += f.Size
 		})
 	}
-	path := func(j fileJob) string { return ss[j.sess].Files[j.k].Path }
+	if release {
+		clear(ss)
+	}
 	// ccusage's order: by path, for deterministic winners among
 	// duplicates; rotated copies after every file they may copy
 	sort.SliceStable(jobs, func(i, j int) bool {
@@ -418,7 +424,7 @@ func scanUsage(ctx context.Context, ss []*session.Session, progress Progress, re
 		if ci != cj {
 			return cj
 		}
-		return path(jobs[i]) < path(jobs[j])
+		return jobs[i].path < jobs[j].path
 	})
 
 	var scanned atomic.Int64
@@ -469,9 +475,9 @@ func scanUsage(ctx context.Context, ss []*session.Session, progress Progress, re
 					ring[i%len(ring)] <- scannedFile{}
 					continue
 				}
-				a := ss[j.sess].Agent
+				a := agents[j.sess]
 				sc, _ := session.As[usage.Scanner](a)
-				fu, err := read(ctx, &rd, path(j), a, sc, j.class)
+				fu, err := read(ctx, &rd, j.path, a, sc, j.class)
 				if progress != nil {
 					progress(scanned.Add(j.size), total)
 				}
@@ -515,9 +521,9 @@ func scanUsage(ctx context.Context, ss []*session.Session, progress Progress, re
 		streamed := j.size >= StreamFile
 		if streamed {
 			lg.BeginFile()
-			sc, _ := session.As[usage.Scanner](ss[j.sess].Agent)
+			sc, _ := session.As[usage.Scanner](agents[j.sess])
 			rd := usage.Reader{Big: &big, Stream: lg.AddPart}
-			fu, err = rd.ReadFile(ctx, path(j), sc, j.class)
+			fu, err = rd.ReadFile(ctx, j.path, sc, j.class)
 			if err == nil {
 				lg.AddPart(fu)
 				fu.Requests = nil
@@ -527,7 +533,7 @@ func scanUsage(ctx context.Context, ss []*session.Session, progress Progress, re
 			}
 		}
 		if err != nil {
-			fu = &usage.FileUsage{Path: path(j), Class: j.class, Context: -1}
+			fu = &usage.FileUsage{Path: j.path, Class: j.class, Context: -1}
 		}
 		fileSess = append(fileSess, int(j.sess))
 		fileCopy = append(fileCopy, fu.Class&usage.Copy != 0)
