@@ -46,7 +46,7 @@ import (
 // schema is the layout of the index file. Change it whenever what is
 // stored, or how, changes; the build stamp (see stamp) changes by itself
 // whenever sessctl is rebuilt.
-const schema = "sessctl-index-3"
+const schema = "sessctl-index-4"
 
 // FileName is the index's file in its directory.
 const FileName = "index.db"
@@ -105,8 +105,9 @@ const pageSize = 4096
 var (
 	bucketMeta  = []byte("meta")
 	bucketFiles = []byte("files")
-	bucketRuns  = []byte("runs")  // results of whole runs (LoadRun)
-	bucketBlobs = []byte("blobs") // the bodies of large entries, by sequence (blobMin)
+	bucketRuns  = []byte("runs")      // results of whole runs (LoadRun)
+	bucketTimes = []byte("run-times") // when each was stored (putRuns)
+	bucketBlobs = []byte("blobs")     // the bodies of large entries, by sequence (blobMin)
 	keySchema   = []byte("schema")
 	keySwept    = []byte("swept") // Unix seconds of the last sweep
 )
@@ -228,7 +229,7 @@ func (ix *Index) openView() (err error) {
 		return err
 	}
 	meta, files := tx.Bucket(bucketMeta), tx.Bucket(bucketFiles)
-	if meta == nil || files == nil || tx.Bucket(bucketRuns) == nil || tx.Bucket(bucketBlobs) == nil || !bytes.Equal(meta.Get(keySchema), ix.stamp) {
+	if meta == nil || files == nil || tx.Bucket(bucketRuns) == nil || tx.Bucket(bucketTimes) == nil || tx.Bucket(bucketBlobs) == nil || !bytes.Equal(meta.Get(keySchema), ix.stamp) {
 		tx.Rollback()
 		db.Close()
 		return errors.New("index: another schema or build")
@@ -262,6 +263,9 @@ func (ix *Index) create(dir string) error {
 			return err
 		}
 		if _, err := tx.CreateBucket(bucketRuns); err != nil {
+			return err
+		}
+		if _, err := tx.CreateBucket(bucketTimes); err != nil {
 			return err
 		}
 		if _, err := tx.CreateBucket(bucketBlobs); err != nil {
@@ -409,7 +413,7 @@ func (ix *Index) flush(reopen bool) (err error) {
 				}
 				ix.stats.Swept++
 			}
-			if err := putRuns(tx.Bucket(bucketRuns), runs); err != nil {
+			if err := putRuns(tx.Bucket(bucketRuns), tx.Bucket(bucketTimes), runs); err != nil {
 				return err
 			}
 			if swept {

@@ -31,7 +31,7 @@ type Memo interface {
 
 // memoVersion names the layout of a stored result and of its key. Change
 // it whenever either changes.
-const memoVersion = "sessctl-consumption-memo-4"
+const memoVersion = "sessctl-consumption-memo-5"
 
 // memoSession is what Consumption works out for a session, stored: every
 // field of SessionUsage but those the caller's sessions give (Session,
@@ -146,7 +146,7 @@ func consumptionMemo(ctx context.Context, ss []*session.Session, progress Progre
 	}
 	memo.StoreRun(key, v)
 	if kc.complete {
-		if d, err := kc.delta(ss, v); err == nil {
+		if d, err := kc.delta(ss, key); err == nil {
 			memo.StoreRun(shape, d)
 		}
 	}
@@ -162,7 +162,8 @@ const maxMemoSessions = 20000
 // memoDelta is what the memo keeps, under a run's shape (its key without
 // the files' sizes and times), so that a later run over the same sessions
 // and files, some of them changed, works out again only the sessions whose
-// files changed and takes the others from Result.
+// files changed and takes the others from the result stored under
+// ResultKey.
 //
 // That is the whole run's result only when the changed sessions share no
 // request with any other: Claude Code's de-duplication is across every
@@ -179,13 +180,17 @@ const maxMemoSessions = 20000
 // uint64: 8 bytes a key): two messages whose keys share their top bits are
 // taken for one, which can only make a session look shared when it is not
 // (the run is then worked out whole), never the other way. The head (a gob
-// value) comes first, then the keys and the result as raw bytes, so that a
-// run that finds a changed session not isolated decodes only the head, and
-// so that the keys are written and read without a copy of their own.
+// value) comes first, then the keys as raw bytes, so that a run that finds
+// a changed session not isolated decodes only the head, and so that the
+// keys are written and read without a copy of their own; then the key of
+// the result. The result itself is not in the delta: it is stored under
+// its own key by the same run, and a copy of it here took as much memory
+// again when it was written (a result of 10,000 sessions is about 3 MB). A
+// delta whose result is gone (the memo keeps a few runs) is a miss.
 type memoDelta struct {
 	memoDeltaHead
-	Keys   []uint64 // packed, sorted: keyPart(k) | session (sessMask: several)
-	Result []byte   // the stored result (decodeMemo)
+	Keys      []uint64 // packed, sorted: keyPart(k) | session (sessMask: several)
+	ResultKey []byte   // where the result is stored (decodeMemo)
 }
 
 type memoDeltaHead struct {
@@ -272,14 +277,14 @@ func (kc *keyCollector) index() {
 	kc.packed = out
 }
 
-// delta encodes the memoDelta of a run over ss whose stored result is
-// result.
-func (kc *keyCollector) delta(ss []*session.Session, result []byte) ([]byte, error) {
+// delta encodes the memoDelta of a run over ss whose result is stored
+// under resultKey.
+func (kc *keyCollector) delta(ss []*session.Session, resultKey []byte) ([]byte, error) {
 	kc.index()
-	return encodeDelta(ss, kc.isolated, kc.packed, result)
+	return encodeDelta(ss, kc.isolated, kc.packed, resultKey)
 }
 
-func encodeDelta(ss []*session.Session, isolated []bool, keys []uint64, result []byte) ([]byte, error) {
+func encodeDelta(ss []*session.Session, isolated []bool, keys []uint64, resultKey []byte) ([]byte, error) {
 	head := memoDeltaHead{Isolated: isolated}
 	for _, s := range ss {
 		eachUsageFile(s, func(_ int, f UsageFile) {
@@ -291,14 +296,14 @@ func encodeDelta(ss []*session.Session, isolated []bool, keys []uint64, result [
 	if err := gob.NewEncoder(&hb).Encode(&head); err != nil {
 		return nil, err
 	}
-	b := make([]byte, 0, 2*binary.MaxVarintLen64+hb.Len()+8*len(keys)+len(result))
+	b := make([]byte, 0, 2*binary.MaxVarintLen64+hb.Len()+8*len(keys)+len(resultKey))
 	b = binary.AppendUvarint(b, uint64(hb.Len()))
 	b = append(b, hb.Bytes()...)
 	b = binary.AppendUvarint(b, uint64(len(keys)))
 	for _, k := range keys {
 		b = binary.LittleEndian.AppendUint64(b, k)
 	}
-	return append(b, result...), nil
+	return append(b, resultKey...), nil
 }
 
 // decodeDeltaHead reads the head of a stored delta and returns the rest.
@@ -313,7 +318,7 @@ func decodeDeltaHead(v []byte, d *memoDelta) ([]byte, bool) {
 	return v[k+int(n):], true
 }
 
-// decodeDeltaBody reads the keys and the result after the head.
+// decodeDeltaBody reads the keys and the result's key after the head.
 func decodeDeltaBody(rest []byte, d *memoDelta) bool {
 	n, k := binary.Uvarint(rest)
 	if k <= 0 || n > uint64(len(rest)-k)/8 {
@@ -324,8 +329,8 @@ func decodeDeltaBody(rest []byte, d *memoDelta) bool {
 	for i := range d.Keys {
 		d.Keys[i] = binary.LittleEndian.Uint64(rest[8*i:])
 	}
-	d.Result = rest[8*n:]
-	return slices.IsSorted(d.Keys)
+	d.ResultKey = rest[8*n:]
+	return len(d.ResultKey) > 0 && slices.IsSorted(d.Keys)
 }
 
 // findKey returns where a key's part is among packed keys.
@@ -370,7 +375,11 @@ func changedOnly(ctx context.Context, ss []*session.Session, read ReadFile, memo
 	if n != len(d.Sizes) || len(changed) > max(1, len(ss)/2) || !decodeDeltaBody(rest, &d) {
 		return nil, false, nil
 	}
-	ms, ok := decodeMemo(d.Result, len(ss))
+	rv := memo.LoadRun(d.ResultKey)
+	if rv == nil {
+		return nil, false, nil
+	}
+	ms, ok := decodeMemo(rv, len(ss))
 	if !ok {
 		return nil, false, nil
 	}
@@ -422,7 +431,7 @@ func changedOnly(ctx context.Context, ss []*session.Session, read ReadFile, memo
 	if !unchanged(ss) {
 		return out, true, nil
 	}
-	rv, err := encodeMemo(ms)
+	rv, err = encodeMemo(ms)
 	if err != nil {
 		return out, true, nil
 	}
@@ -441,7 +450,7 @@ func changedOnly(ctx context.Context, ss []*session.Session, read ReadFile, memo
 		keys = append(keys, p)
 	}
 	keys = append(keys, kc.packed[j:]...)
-	if dv, err := encodeDelta(ss, d.Isolated, keys, rv); err == nil {
+	if dv, err := encodeDelta(ss, d.Isolated, keys, key); err == nil {
 		memo.StoreRun(shape, dv)
 	}
 	return out, true, nil

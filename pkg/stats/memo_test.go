@@ -449,6 +449,23 @@ func TestMemoChangedSessionsOnly(t *testing.T) {
 	if n := run("a forked session's shared messages gone"); n < 7 {
 		t.Errorf("a forked session's shared messages gone: %d files read, want all 7", n)
 	}
+	// the result the delta names is gone (the memo keeps a few runs, and
+	// the delta holds no copy of it): a miss, and the run is worked out
+	// whole, which stores both again
+	_, cs := canonical(discover())
+	key, _ := memoKeys(cs)
+	if _, ok := mm.m[string(key)]; !ok {
+		t.Fatal("no result stored under the last run's key")
+	}
+	delete(mm.m, string(key))
+	appendTo(3, claudeLine("msg_3_gone", "req_3_gone", 77))
+	if n := run("a new message, the delta's result gone"); n < 7 {
+		t.Errorf("a new message, the delta's result gone: %d files read, want all 7", n)
+	}
+	appendTo(3, claudeLine("msg_3_back", "req_3_back", 78))
+	if n := run("then a new message in a session of its own"); n != 1 {
+		t.Errorf("then a new message in a session of its own: %d files read, want 1", n)
+	}
 	// a file whose requests went to the ledger as it was read, unseen:
 	// nothing is known of its keys
 	defer func(old int64) { StreamFile = old }(StreamFile)
