@@ -316,21 +316,31 @@ func TestMemoRoundTrip(t *testing.T) {
 		RejectedLines: []FileDrop{{"/m.jsonl", usage.Drop{Line: 3, Reason: "r"}}}, SessctlOnly: 6,
 		SessctlLines: []FileDrop{{"/m.jsonl", usage.Drop{Line: 4, Reason: "s"}}}, CCUsageOnly: 7, Corrupt: 8,
 		Context: 9, ContextSource: "src", Window: 10, ccusageView: true}
-	ms, ok := toMemo([]*SessionUsage{su})
+	// a second session of zero values after it: each is decoded as its
+	// own, not over the one before
+	s2 := &session.Session{Agent: "codex", ID: "id2", Main: "/n.jsonl"}
+	su2 := &SessionUsage{Agent: "codex", ID: "id2", Main: "/n.jsonl", Files: []string{}}
+	ms, ok := toMemo([]*SessionUsage{su, su2})
 	if !ok {
 		t.Fatal("not stored")
 	}
-	v, err := encodeMemo(ms)
+	v, err := encodeMemo(len(ms), func(i int) memoSession { return ms[i] })
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms, ok = decodeMemo(v, 1)
+	if _, ok := decodeMemo(v, 1); ok {
+		t.Error("a result of two sessions decoded as one of one")
+	}
+	ms, ok = decodeMemo(v, 2)
 	if !ok {
 		t.Fatal("does not decode")
 	}
-	got := fromMemo([]*session.Session{s}, ms)
+	got := fromMemo([]*session.Session{s, s2}, ms)
 	if !reflect.DeepEqual(got[0], su) {
 		t.Errorf("round trip:\n got %+v\nwant %+v", got[0], su)
+	}
+	if !reflect.DeepEqual(got[1], su2) {
+		t.Errorf("round trip of the second:\n got %+v\nwant %+v", got[1], su2)
 	}
 	if got[0].Totals.LastActivity.Location() != at.Location() {
 		t.Errorf("time zone %v, want %v", got[0].Totals.LastActivity.Location(), at.Location())
