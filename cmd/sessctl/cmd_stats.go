@@ -175,35 +175,37 @@ func holdsSeveral(path string) bool {
 }
 
 // boundMemory sets the Go runtime's soft memory limit for a run over ss to
-// what the work needs: 40 MiB, twice the longest line it may hold (no line is
-// longer than the largest file, nor than the line bound), and room for the
-// requests of the files (one per few KiB). Stats reads a huge line more
-// than once (usage, turns, estimates) and each pass leaves a few copies of
-// it as garbage; left to its default pacing the collector lets the heap
-// double over them, and a 20 MB line took over 250 MB. The limit is soft:
-// the collector works harder near it and never fails an allocation. A
-// limit set by the user (GOMEMLIMIT) is kept. It returns the restore.
+// what the work needs: 28 MiB, twice the longest line it may hold (no line
+// is longer than the largest file, nor than the line bound), and 1 KiB a
+// session. Stats reads a huge line more than once (usage, turns,
+// estimates) and each pass leaves a few copies of it as garbage; left to
+// its default pacing the collector lets the heap double over them, and a
+// 20 MB line took over 250 MB. The limit is soft: the collector works
+// harder near it and never fails an allocation. A limit set by the user
+// (GOMEMLIMIT) is kept. It returns the restore.
+//
+// The limit is what keeps stats under 64 MB: the process holds its binary
+// (about 18 MB resident) and some of the index's pages besides, and left to
+// its pacing the heap doubles over what is live. 28 MiB covers the rest of
+// a run: the requests the ledger holds before it spills (usage.MemoryBudget),
+// the files being read and the index's writes. Each session's result is
+// held to the end (about 1 KiB of it and its discovery): without room for
+// them, over 100,000 sessions the heap stayed above the limit and the
+// collector ran without a pause, 7.5 s of a 17.6 s run's CPU time.
 func boundMemory(ss []*session.Session) func() {
 	if debug.SetMemoryLimit(-1) != math.MaxInt64 {
 		return func() {}
 	}
-	var total, longest int64
+	var longest int64
 	for _, s := range ss {
 		for _, f := range s.Files {
 			if !f.Dir {
-				total += f.Size
 				longest = max(longest, f.Size)
 			}
 		}
 	}
 	longest = min(longest, jsonl.DefaultMaxLineSize)
-	// the requests held are bounded (usage.MemoryBudget): past about
-	// 400 MB of files the ledger spills to disk. Each session's result is
-	// held to the end (about 1 KiB of it and its discovery): without room
-	// for them, over 100,000 sessions the heap stayed above the limit and
-	// the collector ran without a pause, 7.5 s of a 17.6 s run's CPU time
-	// (16.9 s wall, 216 MB peak; with this, 13.5 s and 218 MB)
-	old := debug.SetMemoryLimit(40<<20 + 2*longest + min(total/16, 24<<20) + 1<<10*int64(len(ss)))
+	old := debug.SetMemoryLimit(28<<20 + 2*longest + 1<<10*int64(len(ss)))
 	return func() { debug.SetMemoryLimit(old) }
 }
 
