@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/gob"
+	"reflect"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -54,6 +55,11 @@ type memoSession struct {
 	ContextSource                   string
 	Window                          int64
 	CCUsageView                     bool
+	// CCUsageSame stands for an AsCCUsage that is Totals in the other
+	// view (the views agree, as in most runs): it is made again from
+	// Totals, sharing its by-model list as Consumption's does, instead
+	// of being stored and decoded as a second copy
+	CCUsageSame bool
 }
 
 // ConsumptionMemo is ConsumptionWith through memo (nil: none). The result
@@ -124,8 +130,11 @@ func consumptionMemo(ctx context.Context, ss []*session.Session, progress Progre
 		return consumption(ctx, ss, progress, read, nil, true)
 	}
 	if v := memo.LoadRun(key); v != nil {
-		if ms, ok := decodeMemo(v, len(ss)); ok {
-			return fromMemo(ss, ms), nil
+		// each session's result made as it is decoded: not all of them
+		// decoded first and copied after
+		out := make([]*SessionUsage, len(ss))
+		if decodeMemo(v, len(ss), func(i int, m *memoSession) { out[i] = fromMemoOne(ss[i], m) }) {
+			return out, nil
 		}
 	}
 	if out, ok, err := changedOnly(ctx, ss, read, memo, key, shape); ok || err != nil {
@@ -378,8 +387,8 @@ func changedOnly(ctx context.Context, ss []*session.Session, read ReadFile, memo
 	if rv == nil {
 		return nil, false, nil
 	}
-	ms, ok := decodeMemo(rv, len(ss))
-	if !ok {
+	ms := make([]memoSession, len(ss))
+	if !decodeMemo(rv, len(ss), func(i int, m *memoSession) { ms[i] = *m }) {
 		return nil, false, nil
 	}
 	sub := make([]*session.Session, len(changed))
@@ -555,13 +564,21 @@ func storable(out []*SessionUsage) bool {
 
 // memoOf is what is stored of one session's result.
 func memoOf(su *SessionUsage) memoSession {
-	return memoSession{Project: su.Project, CWD: su.CWD, Totals: su.Totals,
+	m := memoSession{Project: su.Project, CWD: su.CWD, Totals: su.Totals,
 		InRotations: su.InRotations, AsCCUsage: su.AsCCUsage, PerResponse: su.PerResponse,
 		PerResponseView: su.PerResponseView, CumulativeView: su.CumulativeView,
 		ViewsDiffer: su.ViewsDiffer, UsageLines: su.UsageLines, Rejected: su.Rejected,
 		RejectedLines: su.RejectedLines, SessctlOnly: su.SessctlOnly, SessctlLines: su.SessctlLines,
 		CCUsageOnly: su.CCUsageOnly, Corrupt: su.Corrupt, Context: su.Context,
 		ContextSource: su.ContextSource, Window: su.Window, CCUsageView: su.ccusageView}
+	if su.AsCCUsage != nil {
+		t := *su.AsCCUsage
+		t.View = su.Totals.View
+		if reflect.DeepEqual(t, su.Totals) {
+			m.AsCCUsage, m.CCUsageSame = nil, true
+		}
+	}
+	return m
 }
 
 // encodeMemo encodes the n sessions at gives: their number, then each as
@@ -584,39 +601,49 @@ func encodeMemo(n int, at func(i int) memoSession) ([]byte, error) {
 	return bytes.Clone(buf.Bytes()), nil
 }
 
-// decodeMemo decodes a stored result; false when it does not decode or is
-// not for as many sessions.
-func decodeMemo(v []byte, sessions int) ([]memoSession, bool) {
+// decodeMemo decodes a stored result, calling each with every session's
+// in order; false when it does not decode or is not for as many sessions.
+func decodeMemo(v []byte, sessions int, each func(i int, m *memoSession)) bool {
 	dec := gob.NewDecoder(bytes.NewReader(v))
 	var n int
 	if err := dec.Decode(&n); err != nil || n != sessions {
-		return nil, false
+		return false
 	}
-	ms := make([]memoSession, n)
-	for i := range ms {
+	for i := range n {
 		// each into a zero value: gob leaves a field the stream does
 		// not carry (a zero one) as it was
-		if err := dec.Decode(&ms[i]); err != nil {
-			return nil, false
+		var m memoSession
+		if err := dec.Decode(&m); err != nil {
+			return false
 		}
+		each(i, &m)
 	}
-	return ms, true
+	return true
 }
 
 // fromMemo is the result of a run over ss from what was stored of it.
 func fromMemo(ss []*session.Session, ms []memoSession) []*SessionUsage {
 	out := make([]*SessionUsage, len(ss))
 	for i, s := range ss {
-		m := &ms[i]
-		su := &SessionUsage{Agent: s.Agent, ID: s.ID, Project: m.Project, CWD: m.CWD,
-			Main: s.Main, Files: []string{}, Totals: m.Totals, InRotations: m.InRotations,
-			AsCCUsage: m.AsCCUsage, PerResponse: m.PerResponse, PerResponseView: m.PerResponseView,
-			CumulativeView: m.CumulativeView, ViewsDiffer: m.ViewsDiffer, UsageLines: m.UsageLines,
-			Rejected: m.Rejected, RejectedLines: m.RejectedLines, SessctlOnly: m.SessctlOnly,
-			SessctlLines: m.SessctlLines, CCUsageOnly: m.CCUsageOnly, Corrupt: m.Corrupt,
-			Context: m.Context, ContextSource: m.ContextSource, Window: m.Window, ccusageView: m.CCUsageView}
-		eachUsageFile(s, func(_ int, f UsageFile) { su.Files = append(su.Files, f.Path) })
-		out[i] = su
+		out[i] = fromMemoOne(s, &ms[i])
 	}
 	return out
+}
+
+// fromMemoOne is the result of session s from what was stored of it.
+func fromMemoOne(s *session.Session, m *memoSession) *SessionUsage {
+	su := &SessionUsage{Agent: s.Agent, ID: s.ID, Project: m.Project, CWD: m.CWD,
+		Main: s.Main, Files: []string{}, Totals: m.Totals, InRotations: m.InRotations,
+		AsCCUsage: m.AsCCUsage, PerResponse: m.PerResponse, PerResponseView: m.PerResponseView,
+		CumulativeView: m.CumulativeView, ViewsDiffer: m.ViewsDiffer, UsageLines: m.UsageLines,
+		Rejected: m.Rejected, RejectedLines: m.RejectedLines, SessctlOnly: m.SessctlOnly,
+		SessctlLines: m.SessctlLines, CCUsageOnly: m.CCUsageOnly, Corrupt: m.Corrupt,
+		Context: m.Context, ContextSource: m.ContextSource, Window: m.Window, ccusageView: m.CCUsageView}
+	if m.CCUsageSame {
+		t := su.Totals
+		t.View = usage.ViewCCUsage
+		su.AsCCUsage = &t
+	}
+	eachUsageFile(s, func(_ int, f UsageFile) { su.Files = append(su.Files, f.Path) })
+	return su
 }

@@ -317,9 +317,12 @@ func TestMemoRoundTrip(t *testing.T) {
 		SessctlLines: []FileDrop{{"/m.jsonl", usage.Drop{Line: 4, Reason: "s"}}}, CCUsageOnly: 7, Corrupt: 8,
 		Context: 9, ContextSource: "src", Window: 10, ccusageView: true}
 	// a second session of zero values after it: each is decoded as its
-	// own, not over the one before
+	// own, not over the one before; and its ccusage view is its totals
+	// (stored as CCUsageSame)
 	s2 := &session.Session{Agent: "codex", ID: "id2", Main: "/n.jsonl"}
-	su2 := &SessionUsage{Agent: "codex", ID: "id2", Main: "/n.jsonl", Files: []string{}}
+	same := tot(usage.ViewCCUsage, 20)
+	su2 := &SessionUsage{Agent: "codex", ID: "id2", Main: "/n.jsonl", Files: []string{},
+		Totals: tot(usage.ViewSessctl, 20), AsCCUsage: &same}
 	ms, ok := toMemo([]*SessionUsage{su, su2})
 	if !ok {
 		t.Fatal("not stored")
@@ -328,11 +331,11 @@ func TestMemoRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := decodeMemo(v, 1); ok {
+	if decodeMemo(v, 1, func(int, *memoSession) {}) {
 		t.Error("a result of two sessions decoded as one of one")
 	}
-	ms, ok = decodeMemo(v, 2)
-	if !ok {
+	ms = make([]memoSession, 2)
+	if !decodeMemo(v, 2, func(i int, m *memoSession) { ms[i] = *m }) {
 		t.Fatal("does not decode")
 	}
 	got := fromMemo([]*session.Session{s, s2}, ms)
@@ -341,6 +344,9 @@ func TestMemoRoundTrip(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got[1], su2) {
 		t.Errorf("round trip of the second:\n got %+v\nwant %+v", got[1], su2)
+	}
+	if !ms[1].CCUsageSame || ms[1].AsCCUsage != nil || ms[0].CCUsageSame {
+		t.Error("a ccusage view equal to the totals was stored as a copy, or another as the same")
 	}
 	if got[0].Totals.LastActivity.Location() != at.Location() {
 		t.Errorf("time zone %v, want %v", got[0].Totals.LastActivity.Location(), at.Location())
