@@ -228,13 +228,27 @@ type keyCollector struct {
 	isolated []bool
 }
 
+// maxDeltaKeys is the most message keys a delta holds: 4 MiB of them,
+// about 4 GB of Claude Code transcripts. The keys are gathered while the
+// run reads its files and held to its end, and a run after a change loads
+// them all: a store of 8.9 GB (a million requests) held 8 MB of them on
+// its first run, more than the rest of what it kept. A variable for
+// tests.
+var maxDeltaKeys = 1 << 19
+
 func newKeyCollector(sessions int) *keyCollector {
 	return &keyCollector{sessions: sessions, complete: sessions < sessMask}
 }
 
 func (kc *keyCollector) seen(sess int, fu *usage.FileUsage) {
-	if fu == nil {
-		kc.complete = false
+	if fu == nil || !kc.complete {
+		kc.complete, kc.packed = false, nil
+		return
+	}
+	if len(kc.packed)+len(fu.Requests) > maxDeltaKeys {
+		// more than a delta is worth holding: the run is worked out
+		// whole after a change, as without one
+		kc.complete, kc.packed = false, nil
 		return
 	}
 	for i := range fu.Requests {

@@ -494,3 +494,73 @@ func TestMemoChangedSessionsOnly(t *testing.T) {
 		t.Error("a new message, every file streamed: worked out from what the memo knows of the files' keys, which is nothing")
 	}
 }
+
+// A run with more message keys than a delta holds stores no delta: a run
+// after a change is worked out whole, and gives what a run without the
+// memo gives.
+func TestMemoDeltaKeysBounded(t *testing.T) {
+	defer func(old int) { maxDeltaKeys = old }(maxDeltaKeys)
+	maxDeltaKeys = 8
+	store := map[string][]string{}
+	for i := range 3 {
+		var lines []string
+		for n := range 3 {
+			lines = append(lines, claudeLine(fmt.Sprintf("msg_%d_%d", i, n), fmt.Sprintf("req_%d_%d", i, n), 10*i+n+1))
+		}
+		store[fmt.Sprintf("projects/-w/%08d-2222-4222-8222-222222222222.jsonl", i)] = lines
+	}
+	root := writeStore(t, store)
+	ctx := context.Background()
+	mm := &mapMemo{m: map[string][]byte{}}
+	var reads atomic.Int64
+	read := func(ctx context.Context, rd *usage.Reader, path string, _ session.Agent, sc usage.Scanner, class usage.FileClass) (*usage.FileUsage, error) {
+		reads.Add(1)
+		return rd.ReadFile(ctx, path, sc, class)
+	}
+	run := func(what string) int {
+		t.Helper()
+		ss := session.Discover([]session.Root{{Path: root}}, false).Sessions
+		want, err := Consumption(ctx, ss, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer Close(want)
+		reads.Store(0)
+		got, err := ConsumptionMemo(ctx, ss, nil, read, mm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w, g := memoView(t, want), memoView(t, got); !reflect.DeepEqual(w, g) {
+			t.Fatalf("%s:\n got %v\nwant %v", what, g, w)
+		}
+		return int(reads.Load())
+	}
+	run("first run")
+	if len(mm.m) != 1 {
+		t.Fatalf("%d values stored, want the result alone (9 keys, no delta)", len(mm.m))
+	}
+	appendTo := func(msg string) {
+		t.Helper()
+		f, err := os.OpenFile(filepath.Join(root, "projects/-w/00000001-2222-4222-8222-222222222222.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.WriteString(claudeLine(msg, "req_"+msg, 500) + "\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	appendTo("msg_1_new")
+	if n := run("a new message"); n != 3 {
+		t.Errorf("a new message: %d files read, want all 3", n)
+	}
+	// with room for the keys, the same store gets its delta, and a run
+	// after a change reads the changed file alone
+	maxDeltaKeys = 1 << 19
+	appendTo("msg_1_newer")
+	run("a run with room for the keys")
+	appendTo("msg_1_newest")
+	if n := run("a new message, with a delta"); n != 1 {
+		t.Errorf("a new message, with a delta: %d files read, want 1", n)
+	}
+}
