@@ -386,34 +386,21 @@ func TestMemoChangedSessionsOnly(t *testing.T) {
 	file := func(i int) string {
 		return filepath.Join(root, fmt.Sprintf("projects/-w/%08d-1111-4111-8111-111111111111.jsonl", i))
 	}
-	ctx := context.Background()
 	mm := &mapMemo{m: map[string][]byte{}}
-	var reads atomic.Int64 // the scan's workers read side by side
-	read := func(ctx context.Context, rd *usage.Reader, path string, _ session.Agent, sc usage.Scanner, class usage.FileClass) (*usage.FileUsage, error) {
-		reads.Add(1)
-		return rd.ReadFile(ctx, path, sc, class)
-	}
+	run := memoRunner(t, root, mm)
 	discover := func() []*session.Session {
 		return session.Discover([]session.Root{{Path: root}}, false).Sessions
 	}
-	run := func(what string) int {
+	// expect runs, and checks how many files the run read: n, or all
+	const all = -1
+	expect := func(what string, n int) {
 		t.Helper()
-		ss := discover()
-		want, err := Consumption(ctx, ss, nil)
-		if err != nil {
-			t.Fatal(err)
+		switch got := run(what); {
+		case n == all && got < 7:
+			t.Errorf("%s: %d files read, want all 7", what, got)
+		case n != all && got != n:
+			t.Errorf("%s: %d files read, want %d", what, got, n)
 		}
-		defer Close(want)
-		reads.Store(0)
-		got, err := ConsumptionMemo(ctx, ss, nil, read, mm)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, g := memoView(t, want), memoView(t, got)
-		if !reflect.DeepEqual(w, g) {
-			t.Fatalf("%s:\n got %v\nwant %v", what, g, w)
-		}
-		return int(reads.Load())
 	}
 	if n := run("first run"); n != 7 {
 		t.Fatalf("first run read %d files, want 7", n)
@@ -430,41 +417,27 @@ func TestMemoChangedSessionsOnly(t *testing.T) {
 		}
 	}
 	appendTo(2, claudeLine("msg_2_new", "req_2_new", 5000))
-	if n := run("a new message in a session of its own"); n != 1 {
-		t.Errorf("a new message in a session of its own: %d files read, want 1", n)
-	}
+	expect("a new message in a session of its own", 1)
 	appendTo(2, claudeLine("msg_2_newer", "req_2_newer", 6000))
 	appendTo(3, claudeLine("msg_3_new", "req_3_new", 7000))
-	if n := run("new messages in two sessions"); n != 2 {
-		t.Errorf("new messages in two sessions: %d files read, want 2", n)
-	}
-	if n := run("nothing changed"); n != 0 {
-		t.Errorf("nothing changed: %d files read", n)
-	}
+	expect("new messages in two sessions", 2)
+	expect("nothing changed", 0)
 	// a message another session holds: the de-duplication across files
 	// decides which session counts it, so every file is read
 	appendTo(1, claudeLine("msg_4_0", "req_4_0", 1))
-	if n := run("a message another session holds"); n < 7 {
-		t.Errorf("a message another session holds: %d files read, want all 7", n)
-	}
+	expect("a message another session holds", all)
 	// a session that shares messages with a fork
 	appendTo(6, claudeLine("msg_6_1", "req_6_1", 42))
-	if n := run("a new message in a forked session"); n < 7 {
-		t.Errorf("a new message in a forked session: %d files read, want all 7", n)
-	}
+	expect("a new message in a forked session", all)
 	appendTo(0, claudeLine("msg_0_new", "req_0_new", 11))
-	if n := run("after all that, a new message in a session of its own"); n != 1 {
-		t.Errorf("after all that, a new message in a session of its own: %d files read, want 1", n)
-	}
+	expect("after all that, a new message in a session of its own", 1)
 	// the session that won the messages it shares with its fork loses
 	// them (rewritten in place): the fork counts them now, although none
 	// of the changed session's keys is another's any more
 	if err := os.WriteFile(file(5), []byte(strings.Join(store["projects/-w/00000005-1111-4111-8111-111111111111.jsonl"][2:], "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if n := run("a forked session's shared messages gone"); n < 7 {
-		t.Errorf("a forked session's shared messages gone: %d files read, want all 7", n)
-	}
+	expect("a forked session's shared messages gone", all)
 	// the result the delta names is gone (the memo keeps a few runs, and
 	// the delta holds no copy of it): a miss, and the run is worked out
 	// whole, which stores both again
@@ -475,13 +448,9 @@ func TestMemoChangedSessionsOnly(t *testing.T) {
 	}
 	delete(mm.m, string(key))
 	appendTo(3, claudeLine("msg_3_gone", "req_3_gone", 77))
-	if n := run("a new message, the delta's result gone"); n < 7 {
-		t.Errorf("a new message, the delta's result gone: %d files read, want all 7", n)
-	}
+	expect("a new message, the delta's result gone", all)
 	appendTo(3, claudeLine("msg_3_back", "req_3_back", 78))
-	if n := run("then a new message in a session of its own"); n != 1 {
-		t.Errorf("then a new message in a session of its own: %d files read, want 1", n)
-	}
+	expect("then a new message in a session of its own", 1)
 	// a file whose requests went to the ledger as it was read, unseen:
 	// nothing is known of its keys
 	defer func(old int64) { StreamFile = old }(StreamFile)
@@ -492,6 +461,37 @@ func TestMemoChangedSessionsOnly(t *testing.T) {
 	run("a new message, every file streamed")
 	if changedOnlyRuns.Load() != before {
 		t.Error("a new message, every file streamed: worked out from what the memo knows of the files' keys, which is nothing")
+	}
+}
+
+// memoRunner returns what runs ConsumptionMemo through mm over the
+// sessions under root, fails the test unless it gives what a run without
+// the memo gives (what says which run), and returns how many files it
+// read.
+func memoRunner(t *testing.T, root string, mm *mapMemo) func(what string) int {
+	ctx := context.Background()
+	var reads atomic.Int64 // the scan's workers read side by side
+	read := func(ctx context.Context, rd *usage.Reader, path string, _ session.Agent, sc usage.Scanner, class usage.FileClass) (*usage.FileUsage, error) {
+		reads.Add(1)
+		return rd.ReadFile(ctx, path, sc, class)
+	}
+	return func(what string) int {
+		t.Helper()
+		ss := session.Discover([]session.Root{{Path: root}}, false).Sessions
+		want, err := Consumption(ctx, ss, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer Close(want)
+		reads.Store(0)
+		got, err := ConsumptionMemo(ctx, ss, nil, read, mm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w, g := memoView(t, want), memoView(t, got); !reflect.DeepEqual(w, g) {
+			t.Fatalf("%s:\n got %v\nwant %v", what, g, w)
+		}
+		return int(reads.Load())
 	}
 }
 
@@ -510,31 +510,8 @@ func TestMemoDeltaKeysBounded(t *testing.T) {
 		store[fmt.Sprintf("projects/-w/%08d-2222-4222-8222-222222222222.jsonl", i)] = lines
 	}
 	root := writeStore(t, store)
-	ctx := context.Background()
 	mm := &mapMemo{m: map[string][]byte{}}
-	var reads atomic.Int64
-	read := func(ctx context.Context, rd *usage.Reader, path string, _ session.Agent, sc usage.Scanner, class usage.FileClass) (*usage.FileUsage, error) {
-		reads.Add(1)
-		return rd.ReadFile(ctx, path, sc, class)
-	}
-	run := func(what string) int {
-		t.Helper()
-		ss := session.Discover([]session.Root{{Path: root}}, false).Sessions
-		want, err := Consumption(ctx, ss, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer Close(want)
-		reads.Store(0)
-		got, err := ConsumptionMemo(ctx, ss, nil, read, mm)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if w, g := memoView(t, want), memoView(t, got); !reflect.DeepEqual(w, g) {
-			t.Fatalf("%s:\n got %v\nwant %v", what, g, w)
-		}
-		return int(reads.Load())
-	}
+	run := memoRunner(t, root, mm)
 	run("first run")
 	if len(mm.m) != 1 {
 		t.Fatalf("%d values stored, want the result alone (9 keys, no delta)", len(mm.m))
