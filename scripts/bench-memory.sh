@@ -8,50 +8,70 @@
 # the usage ledger spills to disk past usage.MemoryBudget requests
 # (docs/architecture.md, "The usage ledger"). Exit status 1 when missed.
 #
+# Then stats --all over a store of many small sessions (10,000 by default),
+# through the index: its first run, which writes the index and the whole
+# run's result, and a warm run. What a run holds grows with the number of
+# sessions (docs/index.md, "Left to do"): 64 MB holds 10,000.
+#
 # BASELINE=/path/to/an/older/sessctl measures that binary beside this one
 # and holds this one's output to it byte for byte (the spilling ledger must
 # give the same numbers and rows).
 #
-# Environment: SESSCTL_CACHE (default ~/.cache/sessctl; the corpus lives
-# there), BENCH_BIG_SIZE (3GB), BENCH_BIG_FILES (1500). The first run
-# generates the corpus (internal/gen; about 3 minutes and 3.3 GB for the
-# default).
+# Environment: SESSCTL_CACHE (default ~/.cache/sessctl; the corpora live
+# there), BENCH_BIG_SIZE (3GB), BENCH_BIG_FILES (1500), BENCH_MANY_SIZE
+# (2GB), BENCH_MANY_FILES (10000). The first run generates the corpora
+# (internal/gen; about 3 minutes and 3.3 GB, then 1 minute and 2.4 GB, for
+# the defaults).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 CACHE=${SESSCTL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sessctl}
 SIZE=${BENCH_BIG_SIZE:-3GB}
 FILES=${BENCH_BIG_FILES:-1500}
+MANY_SIZE=${BENCH_MANY_SIZE:-2GB}
+MANY_FILES=${BENCH_MANY_FILES:-10000}
 LIMIT_KB=$((64 * 1024))
 
 die() { echo "bench-memory: error: $*" >&2; exit 2; }
 
 [ -x /usr/bin/time ] || die "GNU time is needed at /usr/bin/time (Debian package time)"
 
-corpus=$CACHE/corpus-claude-$SIZE-$FILES
-if [ ! -d "$corpus/projects" ]; then
-	rm -rf "$corpus"
-	echo "bench-memory: generating $corpus" >&2
-	(cd "$REPO" && go run ./internal/gen claude -out "$corpus" -size "$SIZE" -files "$FILES") >&2
-fi
+# corpus SIZE FILES: the generated Claude store of that size, made when
+# missing
+corpus() {
+	local c=$CACHE/corpus-claude-$1-$2
+	if [ ! -d "$c/projects" ]; then
+		rm -rf "$c"
+		echo "bench-memory: generating $c" >&2
+		(cd "$REPO" && go run ./internal/gen claude -out "$c" -size "$1" -files "$2") >&2
+	fi
+	echo "$c"
+}
+corpus=$(corpus "$SIZE" "$FILES")
+many=$(corpus "$MANY_SIZE" "$MANY_FILES")
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/bench-memory.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 mkdir -p "$WORK/home"
 make -s -C "$REPO" build BIN="$WORK/sessctl" >/dev/null
 
 # warm the page cache: the first command measured must not pay the disk
-find "$corpus" -name '*.jsonl' -print0 | xargs -0 cat >/dev/null
+find "$corpus" "$many" -name '*.jsonl' -print0 | xargs -0 cat >/dev/null
 
 unset CODEX_HOME KIMI_SHARE_DIR KIMI_DATA_DIR SESSCTL_USAGE_BUDGET GOMEMLIMIT
 export HOME="$WORK/home" XDG_CACHE_HOME="$WORK/cache" NO_COLOR=1 TZ=UTC
 
 # peak BIN LABEL ARGS...: runs BIN ARGS (stdout to $WORK/LABEL.out), prints
-# "peak-KiB seconds"
+# "peak-KiB seconds". With OWN_CACHE=1, BIN has an index of its own: an
+# index written by another build is rebuilt, so the baseline and this
+# build must not share one.
 peak() {
-	local bin=$1 label=$2 start end
+	local bin=$1 label=$2 start end cache=$XDG_CACHE_HOME
 	shift 2
+	if [ "${OWN_CACHE:-}" = 1 ]; then
+		cache=$WORK/cache-$(printf %s "$bin" | cksum | cut -d' ' -f1)
+	fi
 	start=$EPOCHREALTIME
-	/usr/bin/time -f "%M" -o "$WORK/time" "$bin" "$@" >"$WORK/$label.out" 2>"$WORK/$label.err" ||
+	XDG_CACHE_HOME=$cache /usr/bin/time -f "%M" -o "$WORK/time" "$bin" "$@" >"$WORK/$label.out" 2>"$WORK/$label.err" ||
 		{ cat "$WORK/$label.err" >&2; die "$label failed"; }
 	end=$EPOCHREALTIME
 	echo "$(cat "$WORK/time") $(awk -v s="$start" -v e="$end" 'BEGIN{printf "%.2f", e - s}')"
@@ -84,5 +104,9 @@ check "stats --all --by day" stats --all --no-index --no-progress --json --by da
 check "export --usage (ndjson)" export --usage --machine bench --root "$corpus" -o -
 check "export --usage (parquet)" export --usage --machine bench --root "$corpus" --format parquet -o "$WORK/usage.parquet"
 echo "rows exported: $(wc -l <"$WORK/export --usage (ndjson).out")"
+
+echo "corpus: $many ($(($(du -sb "$many" | cut -f1) / 1048576)) MiB, $(find "$many" -name '*.jsonl' | wc -l) files)"
+OWN_CACHE=1 check "stats --all, first run" stats --all --no-progress --json --root "$many"
+OWN_CACHE=1 check "stats --all, warm" stats --all --no-progress --json --root "$many"
 [ $ok = 1 ] && echo "bench-memory: ok: every peak RSS at most 64 MB"
 [ $ok = 1 ]
