@@ -375,6 +375,13 @@ func (lg *Ledger) add(fu *FileUsage) {
 // request without keys is known by its line; in a copy, a line seen before
 // is a request counted already.
 func (lg *Ledger) first(r *Request, copy bool) bool {
+	if lg.NoCopies && !copy {
+		// outside a copy a request is always first, and the lines are
+		// kept only for the copies: with none to come, none is kept (a
+		// Codex store's every request went into this set, and past the
+		// budget into the partitions, for nothing)
+		return true
+	}
 	if lg.copied == nil && r.Key == 0 && r.line != 0 {
 		lg.copied = make(map[uint64]struct{}, lg.own.hint)
 	}
