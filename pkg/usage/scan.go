@@ -69,7 +69,16 @@ type Reader struct {
 
 	buf  []byte
 	reqs []Request // a list to fill next, given back by Reuse
+	// lines is the last file's FileUsage.lines, emptied, for the next: a
+	// map made anew for each file grew through every size to its requests'
+	// number (a tenth of a Codex scan went to growing them)
+	lines map[uint64]uint32
 }
+
+// keptLines is the largest set of lines a Reader keeps for its next file:
+// emptying a map takes as long as its size, and one file of many requests
+// must not make every later file pay for it.
+const keptLines = 1 << 14
 
 // Reuse gives the reader a request list that is no longer needed (a
 // FileUsage's Requests once a Ledger has copied them), so that the next
@@ -127,7 +136,14 @@ func (rd *Reader) read(ctx context.Context, r io.Reader, path string, sc Scanner
 	case hint > 0:
 		fu.Requests = make([]Request, 0, hint)
 	}
+	fu.lines, rd.lines = rd.lines, nil
 	err := sc.ScanUsage(lr, fu)
+	// the lines' counts serve only the scan's Add calls
+	if m := fu.lines; m != nil && len(m) <= keptLines {
+		clear(m)
+		rd.lines = m
+	}
+	fu.lines = nil
 	// a buffer grown for one long line is not kept for the next file
 	if len(lr.buf) <= 4*bufSize {
 		rd.buf = lr.buf
