@@ -99,6 +99,7 @@ type ledgerSpill struct {
 	parts *partSet
 	seq   uint64 // the number of the next arrival
 	rec   [recHead + requestSize]byte
+	win   [winnerSize]byte // toDirect's record (on its stack it escaped: an allocation a request)
 	// the views of the partition being replayed, their memory reused by
 	// the next
 	views  [2]replayView
@@ -316,10 +317,10 @@ func (sp *ledgerSpill) toDirect(view int, seq uint64, r *Request) error {
 		}
 		sp.direct[view] = f
 	}
-	var w [winnerSize]byte
-	binary.LittleEndian.PutUint64(w[:], seq)
+	w := sp.win[:]
+	binary.LittleEndian.PutUint64(w, seq)
 	encodeRequest(w[8:], r)
-	return sp.direct[view].write(w[:])
+	return sp.direct[view].write(w)
 }
 
 // copyDirect starts the ccusage view's direct run as a copy of sessctl's,
