@@ -266,6 +266,94 @@ func TestScanUsageFastSameAsFull(t *testing.T) {
 		}
 	}
 	scanBoth(t, "variants-last", []byte(b.String()))
+	// each variant twice, the second time with another timestamp (or the
+	// same), and runs of repeated turn_contexts: the repeats take the
+	// remembered decoding of their predecessor (lineRest)
+	b.Reset()
+	turns := []string{
+		`{"timestamp":"2026-11-22T02:59:30.000Z","type":"turn_context","payload":{"cwd":"/w","model":"gpt-5"}}`,
+		`{"timestamp":"2026-11-22T02:59:30.000Z","type":"turn_context","payload":{"cwd":"/w","model":""}}`,
+		`{"timestamp":"2026-11-22T02:59:30.000Z","type":"turn_context","payload":{"cwd":"/w","model":"gpt-5.1"},"type":"turn_context"}`,
+		`{"timestamp":"2026-11-22T02:59:30.000Z","type" :"turn_context","payload":{"cwd":"/w","model":"gpt-5.2"}}`,
+		`{"timestamp":"2026-11-22T02:59:30.000Z","type":"turn_context","payload":{"cwd":"/w","model":"gpt-5.3"}`,
+	}
+	for i, l := range vs {
+		if i%5 == 0 {
+			tl := turns[(i/5)%len(turns)]
+			b.WriteString(tl + "\n")
+			b.WriteString(retime(tl, i) + "\n")
+		}
+		b.WriteString(l + "\n")
+		b.WriteString(retime(l, i) + "\n")
+		if i%40 == 39 {
+			scanBoth(t, fmt.Sprintf("repeats-%d", i), []byte(b.String()))
+			b.Reset()
+		}
+	}
+	scanBoth(t, "repeats-last", []byte(b.String()))
+}
+
+// retime gives a line's timestamp other digits (every third line keeps
+// it, and some get one of another length or with other RFC 3339 bytes).
+func retime(l string, i int) string {
+	const head = `{"timestamp":"2026-11-22T02:59:`
+	if !strings.HasPrefix(l, head) {
+		return l
+	}
+	switch i % 6 {
+	case 0, 3:
+		return l
+	case 1:
+		return strings.Replace(l, head, `{"timestamp":"2026-11-22T03:00:`, 1)
+	case 2:
+		return strings.Replace(l, head, `{"timestamp":"2026-11-22T03:00:01+01:00`+`","x":"`, 1)
+	case 4:
+		return strings.Replace(l, head, `{"timestamp":"2026-11-23T03:`, 1)
+	}
+	return strings.Replace(l, head, `{"timestamp":"2026-11-22 02:59:`, 1)
+}
+
+func TestResponseItemNeverFast(t *testing.T) {
+	lines := variants(append(fastLines,
+		`{"timestamp":"2026-11-22T02:59:33.239Z","type":"response_item","payload":{"type":"message"}}`))
+	for _, p := range rollouts(t) {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range bytes.Split(data, []byte("\n")) {
+			lines = append(lines, string(l))
+		}
+	}
+	seen := 0
+	for _, l := range lines {
+		var ev codexEv
+		if isResponseItem([]byte(l)) {
+			seen++
+			if tokenCountFast([]byte(l), &ev) {
+				t.Fatalf("%q: a response_item the fast path takes", l)
+			}
+		}
+	}
+	if seen == 0 {
+		t.Fatal("no response_item among the lines")
+	}
+}
+
+// FuzzScanUsageFast holds a scan with the fast paths (tokenCountFast and
+// the repeats of lineRest) to one without, over a fuzzed rollout.
+func FuzzScanUsageFast(f *testing.F) {
+	var b strings.Builder
+	for i, l := range fastLines {
+		b.WriteString(l + "\n" + retime(l, i+1) + "\n")
+	}
+	f.Add([]byte(b.String()))
+	f.Add([]byte(`{"timestamp":"2026-11-22T02:59:30.000Z","type":"turn_context","payload":{"cwd":"/w","model":"gpt-5"}}` + "\n" +
+		`{"timestamp":"2026-11-22T02:59:31.000Z","type":"turn_context","payload":{"cwd":"/w","model":"gpt-5"}}` + "\n" + fastLines[0] + "\n" +
+		retime(fastLines[0], 1) + "\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		scanBoth(t, "fuzz", data)
+	})
 }
 
 func FuzzTokenCountFast(f *testing.F) {

@@ -73,22 +73,30 @@ func BenchmarkUsageKinds(b *testing.B) {
 }
 
 // BenchmarkTokenCountFast is the fast path over the corpus's token_count
-// lines, and BenchmarkTokenCountEvent the full decoder over the same.
+// lines, and BenchmarkTokenCountEvent the full decoder over the same. The
+// lines are the first 1,000 of the corpus, copied side by side: in a scan
+// a line is read just after the kernel copied it into the reader's buffer,
+// so it is in the processor's cache, and so are these.
 func BenchmarkTokenCountFast(b *testing.B)  { benchTokenCount(b, tokenCountFast) }
 func BenchmarkTokenCountEvent(b *testing.B) { benchTokenCount(b, codexEvent) }
 
 func benchTokenCount(b *testing.B, read func([]byte, *codexEv) bool) {
-	var lines [][]byte
-	var n int64
+	var buf []byte
+	var at []int
 	for _, f := range benchCorpus(b) {
 		for _, l := range bytes.Split(f, []byte("\n")) {
-			if bytes.Contains(l, []byte(`"token_count"`)) {
-				lines = append(lines, l)
-				n += int64(len(l)) + 1
+			if bytes.Contains(l, []byte(`"token_count"`)) && len(at) < 2000 {
+				at = append(at, len(buf), len(buf)+len(l))
+				buf = append(buf, l...)
+				buf = append(buf, '\n')
 			}
 		}
 	}
-	b.SetBytes(n)
+	lines := make([][]byte, 0, len(at)/2)
+	for k := 0; k < len(at); k += 2 {
+		lines = append(lines, buf[at[k]:at[k+1]])
+	}
+	b.SetBytes(int64(len(buf)))
 	var ev codexEv
 	for b.Loop() {
 		for _, l := range lines {

@@ -84,6 +84,16 @@ func scanUsage(lr *usage.LineReader, fu *usage.FileUsage, useFast bool) error {
 	pending := 0              // token_usage_records not yet matched by a change of the running total
 	seen := map[string]bool{} // response ids of the records counted
 	ev := &codexEv{}
+	// the last token_count event the fast path read, and the last
+	// turn_context decoded, by their bytes after the timestamp: Codex
+	// writes most turn_contexts of a rollout with the same payload, and
+	// 0.104 each token_count twice, so a line is often its predecessor's
+	// bytes with a new timestamp, which decode the same (see lineRest)
+	var tcMemo, turnMemo lineMemo
+	var tcEv codexEv
+	var turnModel string
+	var turnCC bool
+	ids := modelIDs{fu: fu}
 	for {
 		line, err := lr.Next()
 		if err == io.EOF {
@@ -97,7 +107,33 @@ func scanUsage(lr *usage.LineReader, fu *usage.FileUsage, useFast bool) error {
 		}
 		// most usage lines are token_count events in Codex's own layout,
 		// read at once; every other line is classified and decoded
-		fast := useFast && tokenCountFast(line, ev)
+		fast := false
+		var rest []byte
+		if useFast {
+			var ts []byte
+			ts, rest = lineRest(line)
+			switch {
+			case rest == nil:
+			case tcMemo.same(rest):
+				ev.copyOf(&tcEv, ts)
+				fast = true
+			case turnMemo.same(rest):
+				if turnModel != "" {
+					model = turnModel
+					if turnCC {
+						ccModel = turnModel
+					}
+				}
+				continue
+			}
+			if !fast && !isResponseItem(line) {
+				fast = tokenCountFast(line, ev)
+				if fast && rest != nil {
+					tcMemo.keep(rest)
+					tcEv.copyOf(ev, nil)
+				}
+			}
+		}
 		if !fast {
 			isTC, isRec, isTurn := usageKinds(line)
 			if !isTC && !isTurn && !isRec {
@@ -117,11 +153,16 @@ func scanUsage(lr *usage.LineReader, fu *usage.FileUsage, useFast bool) error {
 			}
 		}
 		if ev.typ == "turn_context" {
+			cc := false
 			if ev.model != "" {
 				model = ev.model
-				if bytes.Contains(line, ccTurnContext) {
+				if cc = bytes.Contains(line, ccTurnContext); cc {
 					ccModel = ev.model
 				}
+			}
+			if rest != nil {
+				turnMemo.keep(rest)
+				turnModel, turnCC = ev.model, cc
 			}
 			continue
 		}
@@ -151,7 +192,7 @@ func scanUsage(lr *usage.LineReader, fu *usage.FileUsage, useFast bool) error {
 			}
 			t, _ := usage.ParseMillis(ev.ts)
 			u := ev.resp.usage()
-			fu.Add(usage.Request{Line: int32(lr.Num()), Time: t, Model: fu.ModelID(model), Usage: u, Counted: true}, line)
+			fu.Add(usage.Request{Line: int32(lr.Num()), Time: t, Model: ids.of(model), Usage: u, Counted: true}, line)
 			fu.PerResponse++
 			fu.PerResponseView += u.Total()
 			continue
@@ -178,7 +219,6 @@ func scanUsage(lr *usage.LineReader, fu *usage.FileUsage, useFast bool) error {
 		}
 		// ccusage's prefilter (the fast path's layout holds both)
 		ccVisible := fast || bytes.Contains(line, ccEventMsg) && bytes.Contains(line, ccTokenCount)
-		t, _ := usage.ParseMillis(ev.ts)
 		d, counted := own.sessctl(ev)
 		if counted && d.zero() {
 			counted = false
@@ -215,20 +255,23 @@ func scanUsage(lr *usage.LineReader, fu *usage.FileUsage, useFast bool) error {
 				fu.CountedNotByCCUsage(lr.Num(), "no timestamp")
 			}
 		}
+		// (a repeated event, a third of them, stops before: its time is
+		// read only now)
+		t, _ := usage.ParseMillis(ev.ts)
 		num := int32(lr.Num())
 		if counted {
-			req := usage.Request{Line: num, Time: t, Model: fu.ModelID(model), Usage: d.usage(), Counted: true}
+			req := usage.Request{Line: num, Time: t, Model: ids.of(model), Usage: d.usage(), Counted: true}
 			if cc && cd == d && ccModel == model {
 				req.CCUsage = true
 				fu.Add(req, line)
 			} else {
 				fu.Add(req, line)
 				if cc {
-					fu.Add(usage.Request{Line: num, Time: t, Model: fu.ModelID(ccModel), Usage: cd.usage(), CCUsage: true}, line)
+					fu.Add(usage.Request{Line: num, Time: t, Model: ids.of(ccModel), Usage: cd.usage(), CCUsage: true}, line)
 				}
 			}
 		} else {
-			fu.Add(usage.Request{Line: num, Time: t, Model: fu.ModelID(ccModel), Usage: cd.usage(), CCUsage: true}, line)
+			fu.Add(usage.Request{Line: num, Time: t, Model: ids.of(ccModel), Usage: cd.usage(), CCUsage: true}, line)
 		}
 	}
 	return nil
