@@ -258,46 +258,116 @@ func ConsumptionWith(ctx context.Context, ss []*session.Session, progress Progre
 // release, ss is the caller's own copy of its list, which is cleared once
 // the scan's jobs are made: the scan names the files by path, and over
 // 100,000 sessions discovery's hold 25 MB (the frames above kept them to
-// the end of the run).
+// the end of the run). Its results hold the requests (EachRequest) until
+// Close.
 func consumption(ctx context.Context, ss []*session.Session, progress Progress, read ReadFile, seen func(sess int, fu *usage.FileUsage), release bool) ([]*SessionUsage, error) {
 	out := make([]*SessionUsage, len(ss))
-	for i, s := range ss {
-		out[i] = &SessionUsage{Agent: s.Agent, ID: s.ID, Project: s.Project, Main: s.Main, Context: -1, Files: []string{}}
+	sc, err := consume(ctx, ss, progress, read, seen, release, func(i int, su *SessionUsage) error {
+		out[i] = su
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	sc.sessions = out
+	sc.adopt()
+	for _, su := range out {
+		su.ledger, su.src = sc.ledger, sc
+	}
+	return out, nil
+}
+
+// sessAcc is what the scan gathers of one session as its files are
+// merged, until its result is made: small, for the scan holds one for
+// each session of the store (a SessionUsage is 464 bytes, most of them
+// its totals, which only the end of the scan knows).
+type sessAcc struct {
+	project, cwd, contextSource     string
+	context, window                 int64
+	perResponseView, cumulativeView int64
+	usageLines, rejected            int32
+	sessctlOnly, ccusageOnly        int32
+	corrupt, perResponse            int32
+	ccusageView                     bool
+	lines                           *sessLines // rare
+}
+
+// sessLines are the lines a session could not count, or counted apart
+// from ccusage, and the errors that stopped the reading of its files.
+type sessLines struct {
+	rejected, sessctl []FileDrop
+	errors            []string
+}
+
+func (a *sessAcc) more() *sessLines {
+	if a.lines == nil {
+		a.lines = &sessLines{}
+	}
+	return a.lines
+}
+
+// consume is the scan under Consumption: once every file of ss is read and
+// merged, it calls emit with each session's result in the order of ss (i:
+// its place there), from one goroutine. emit may keep su; its requests
+// are not attached (see consumption). On success the caller owns the
+// returned source (close); on an error, emit's included, it is closed.
+//
+// Until the results are made, the scan holds a small sessAcc per session
+// and the files' paths (its jobs name them), not a SessionUsage: a caller
+// that lets each result go as it comes (ConsumptionEach) holds no more than
+// that over 100,000 sessions.
+func consume(ctx context.Context, ss []*session.Session, progress Progress, read ReadFile, seen func(sess int, fu *usage.FileUsage), release bool,
+	emit func(i int, su *SessionUsage) error) (*source, error) {
+	type sessMeta struct {
+		agent    session.Agent
+		id, main string
+	}
+	n := len(ss)
+	meta := make([]sessMeta, n)
+	acc := make([]sessAcc, n)
+	for i, s := range ss {
+		meta[i] = sessMeta{s.Agent, s.ID, s.Main}
+		acc[i] = sessAcc{project: s.Project, context: -1}
+	}
+	// each session's files, one after another in session order (the jobs
+	// are announced so): session i's are files[start[i]:start[i+1]]
+	var files []string
+	count := make([]int32, n+1)
 	sc, err := scanUsage(ctx, ss, release, progress, read, func(sess int, f UsageFile) {
-		out[sess].Files = append(out[sess].Files, f.Path)
+		files = append(files, f.Path)
+		count[sess]++
 	}, seen, func(sess int, fu *usage.FileUsage, err error) {
-		su := out[sess]
+		a := &acc[sess]
 		if err != nil {
-			su.Errors = append(su.Errors, fmt.Sprintf("%s: %v", fu.Path, err))
+			a.more().errors = append(a.more().errors, fmt.Sprintf("%s: %v", fu.Path, err))
 		}
-		su.UsageLines += fu.UsageLines
-		su.Rejected += fu.RejectedCount
-		su.SessctlOnly += fu.SessctlOnly
-		su.CCUsageOnly += fu.CCUsageOnly
-		su.Corrupt += fu.Corrupt
+		a.usageLines += int32(fu.UsageLines)
+		a.rejected += int32(fu.RejectedCount)
+		a.sessctlOnly += int32(fu.SessctlOnly)
+		a.ccusageOnly += int32(fu.CCUsageOnly)
+		a.corrupt += int32(fu.Corrupt)
 		if fu.Class&usage.Copy == 0 && fu.PerResponse > 0 {
-			su.PerResponse += fu.PerResponse
-			su.PerResponseView += fu.PerResponseView
-			su.CumulativeView += fu.CumulativeView
+			a.perResponse += int32(fu.PerResponse)
+			a.perResponseView += fu.PerResponseView
+			a.cumulativeView += fu.CumulativeView
 		}
 		for _, d := range fu.Rejected {
-			su.RejectedLines = append(su.RejectedLines, FileDrop{fu.Path, d})
+			a.more().rejected = append(a.more().rejected, FileDrop{fu.Path, d})
 		}
 		for _, d := range fu.SessctlOnlyLines {
-			su.SessctlLines = append(su.SessctlLines, FileDrop{fu.Path, d})
+			a.more().sessctl = append(a.more().sessctl, FileDrop{fu.Path, d})
 		}
 		if fu.Class&usage.CCUsage != 0 {
-			su.ccusageView = true
+			a.ccusageView = true
 		}
 		if fu.Class&usage.Gauge != 0 {
 			if fu.Context >= 0 {
-				su.Context, su.ContextSource = fu.Context, fu.ContextSource
+				a.context, a.contextSource = fu.Context, fu.ContextSource
 			}
 			if fu.Window > 0 {
-				su.Window = fu.Window
+				a.window = fu.Window
 			}
-			gaugeCWD(&su.Project, &su.CWD, fu)
+			gaugeCWD(&a.project, &a.cwd, fu)
 		}
 	})
 	if err != nil {
@@ -307,7 +377,7 @@ func consumption(ctx context.Context, ss []*session.Session, progress Progress, 
 	// one pass over the winners in the ledger's order: each session's
 	// totals add its requests in that order, as Ledger.Totals of the
 	// session's list would
-	own := make([]usage.Tally, len(out))
+	own := make([]usage.Tally, n)
 	rotated := make(map[int]*usage.Tally)
 	err = lg.Each(func(r *usage.Request) error {
 		s := fileSess[r.File]
@@ -324,7 +394,7 @@ func consumption(ctx context.Context, ss []*session.Session, progress Progress, 
 	})
 	ccu := own // ccusage counts the same requests, until the views diverge
 	if err == nil && lg.Diverged() {
-		ccu = make([]usage.Tally, len(out))
+		ccu = make([]usage.Tally, n)
 		err = lg.EachCCUsage(func(r *usage.Request) error {
 			lg.Tally(&ccu[fileSess[r.File]], r)
 			return nil
@@ -333,15 +403,26 @@ func consumption(ctx context.Context, ss []*session.Session, progress Progress, 
 	if err == nil {
 		err = ctx.Err()
 	}
-	if err != nil {
-		sc.close()
-		return nil, err
-	}
-	sc.sessions = out
-	sc.adopt()
-	for i, su := range out {
-		su.ledger = lg
-		su.src = sc
+	at := int32(0) // where session i's files start
+	for i := 0; err == nil && i < n; i++ {
+		if i%1024 == 0 {
+			if err = ctx.Err(); err != nil {
+				break
+			}
+		}
+		a, m := &acc[i], meta[i]
+		su := &SessionUsage{Agent: m.agent, ID: m.id, Project: a.project, CWD: a.cwd, Main: m.main,
+			Files: []string{}, Context: a.context, ContextSource: a.contextSource, Window: a.window,
+			PerResponse: int(a.perResponse), PerResponseView: a.perResponseView, CumulativeView: a.cumulativeView,
+			UsageLines: int(a.usageLines), Rejected: int(a.rejected), SessctlOnly: int(a.sessctlOnly),
+			CCUsageOnly: int(a.ccusageOnly), Corrupt: int(a.corrupt), ccusageView: a.ccusageView}
+		if c := count[i]; c > 0 {
+			su.Files = files[at : at+c : at+c]
+			at += c
+		}
+		if l := a.lines; l != nil {
+			su.RejectedLines, su.SessctlLines, su.Errors = l.rejected, l.sessctl, l.errors
+		}
 		su.Totals = lg.Total(&own[i])
 		su.Totals.View = usage.ViewSessctl
 		if t := rotated[i]; t != nil {
@@ -363,10 +444,16 @@ func consumption(ctx context.Context, ss []*session.Session, progress Progress, 
 		if ex, ok := session.As[usage.ViewsExplainer](su.Agent); ok && su.PerResponse > 0 && su.PerResponseView != su.CumulativeView {
 			su.ViewsDiffer = ex.ExplainViews(su.PerResponse, su.PerResponseView, su.CumulativeView)
 		}
-		// the tallies' lists go as their totals are made
-		own[i], ccu[i] = usage.Tally{}, usage.Tally{}
+		// the tallies' lists and what was gathered go as the result is
+		// made
+		own[i], ccu[i], acc[i], meta[i] = usage.Tally{}, usage.Tally{}, sessAcc{}, sessMeta{}
+		err = emit(i, su)
 	}
-	return out, nil
+	if err != nil {
+		sc.close()
+		return nil, err
+	}
+	return sc, nil
 }
 
 // gaugeCWD sets a session's project and working directory from what its

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"bytes"
+	"errors"
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -81,19 +82,45 @@ func ConsumptionMemo(ctx context.Context, ss []*session.Session, progress Progre
 	if memo == nil || usage.PricesSet() {
 		return consumption(ctx, slices.Clone(ss), progress, read, nil, true)
 	}
+	out := make([]*SessionUsage, len(ss))
+	err := ConsumptionEach(ctx, ss, progress, read, memo, func(i int, su *SessionUsage) error {
+		out[i] = su
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ConsumptionEach is ConsumptionMemo calling each with every session's
+// result (i: its place in ss), from one goroutine, instead of returning
+// them all: a caller that keeps only what it shows of each holds neither
+// the results nor, while the files are read, more than a small part of
+// each (see consume). The results come in no set order, and none has its
+// requests (EachRequest gives nothing). An error from each stops the run
+// and is returned.
+func ConsumptionEach(ctx context.Context, ss []*session.Session, progress Progress, read ReadFile, memo Memo, each func(i int, su *SessionUsage) error) error {
+	if memo == nil || usage.PricesSet() {
+		return consumeAll(ctx, slices.Clone(ss), progress, read, nil, true, each)
+	}
 	// the sessions by main file: what a session counts does not depend on
 	// the order they come in (discovery's, newest first, which an append
 	// changes), and so neither do the key, the shape and what is stored
 	order, cs := canonical(ss)
-	out, err := consumptionMemo(ctx, cs, progress, read, memo)
+	return consumptionMemo(ctx, cs, progress, read, memo, func(k int, su *SessionUsage) error {
+		return each(int(order[k]), su)
+	})
+}
+
+// consumeAll is consume, closing its source.
+func consumeAll(ctx context.Context, ss []*session.Session, progress Progress, read ReadFile, seen func(sess int, fu *usage.FileUsage), release bool,
+	emit func(i int, su *SessionUsage) error) error {
+	sc, err := consume(ctx, ss, progress, read, seen, release, emit)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	inOrder := make([]*SessionUsage, len(out))
-	for k, su := range out {
-		inOrder[order[k]] = su
-	}
-	return inOrder, nil
+	return sc.close()
 }
 
 // canonical returns ss in their canonical order (by main file, agent and
@@ -118,39 +145,39 @@ func canonical(ss []*session.Session) (order []int32, cs []*session.Session) {
 	return order, cs
 }
 
-// consumptionMemo is ConsumptionMemo of sessions in their canonical order.
-func consumptionMemo(ctx context.Context, ss []*session.Session, progress Progress, read ReadFile, memo Memo) ([]*SessionUsage, error) {
-	// ss is ConsumptionMemo's own copy: a run that does not use the memo
+// consumptionMemo is ConsumptionEach of sessions in their canonical order.
+func consumptionMemo(ctx context.Context, ss []*session.Session, progress Progress, read ReadFile, memo Memo, emit func(i int, su *SessionUsage) error) error {
+	// ss is ConsumptionEach's own copy: a run that does not use the memo
 	// lets it go once the files are read
 	if len(ss) > maxMemoSessions {
-		return consumption(ctx, ss, progress, read, nil, true)
+		return consumeAll(ctx, ss, progress, read, nil, true, emit)
 	}
 	key, shape := memoKeys(ss)
 	if key == nil {
-		return consumption(ctx, ss, progress, read, nil, true)
+		return consumeAll(ctx, ss, progress, read, nil, true, emit)
 	}
-	if v := memo.LoadRun(key); v != nil {
-		// each session's result made as it is decoded: not all of them
-		// decoded first and copied after
-		out := make([]*SessionUsage, len(ss))
-		if decodeMemo(v, len(ss), func(i int, m *memoSession) { out[i] = fromMemoOne(ss[i], m) }) {
-			return out, nil
-		}
+	// a stored result is decoded twice: once whole, to know it is sound
+	// before the first session is given (a caller may show each as it
+	// comes), then session by session as each is given
+	if v := memo.LoadRun(key); v != nil && decodeMemo(v, len(ss), nil) == nil {
+		return decodeMemo(v, len(ss), func(i int, m *memoSession) error { return emit(i, fromMemoOne(ss[i], m)) })
 	}
-	if out, ok, err := changedOnly(ctx, ss, read, memo, key, shape); ok || err != nil {
-		return out, err
+	if ok, err := changedOnly(ctx, ss, read, memo, key, shape, emit); ok || err != nil {
+		return err
 	}
+	// the result is encoded as it is given, so that it is not held whole
 	kc := newKeyCollector(len(ss))
-	out, err := consumption(ctx, ss, progress, read, kc.seen, false)
+	enc := newMemoEncoder(len(ss))
+	err := consumeAll(ctx, ss, progress, read, kc.seen, false, func(i int, su *SessionUsage) error {
+		enc.add(su)
+		return emit(i, su)
+	})
 	if err != nil {
-		return out, err
+		return err
 	}
-	if !storable(out) || !unchanged(ss) {
-		return out, nil
-	}
-	v, err := encodeMemo(len(out), func(i int) memoSession { return memoOf(out[i]) })
-	if err != nil {
-		return out, nil
+	v := enc.value()
+	if v == nil || !unchanged(ss) {
+		return nil
 	}
 	memo.StoreRun(key, v)
 	if kc.complete {
@@ -158,7 +185,7 @@ func consumptionMemo(ctx context.Context, ss []*session.Session, progress Progre
 			memo.StoreRun(shape, d)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // maxMemoSessions is the most sessions whose runs the memo keeps: a stored
@@ -367,15 +394,15 @@ var changedOnlyRuns atomic.Int64
 // again only the sessions whose files changed (memoDelta); ok is false
 // when it cannot, and the run is worked out whole. It stores the new
 // result as the whole run would.
-func changedOnly(ctx context.Context, ss []*session.Session, read ReadFile, memo Memo, key, shape []byte) (out []*SessionUsage, ok bool, err error) {
+func changedOnly(ctx context.Context, ss []*session.Session, read ReadFile, memo Memo, key, shape []byte, emit func(i int, su *SessionUsage) error) (ok bool, err error) {
 	v := memo.LoadRun(shape)
 	if v == nil {
-		return nil, false, nil
+		return false, nil
 	}
 	var d memoDelta
 	rest, ok := decodeDeltaHead(v, &d)
 	if !ok || len(d.Isolated) != len(ss) {
-		return nil, false, nil
+		return false, nil
 	}
 	var changed []int // sessions
 	n := 0
@@ -389,21 +416,21 @@ func changedOnly(ctx context.Context, ss []*session.Session, read ReadFile, memo
 		})
 		if moved {
 			if !d.Isolated[i] {
-				return nil, false, nil
+				return false, nil
 			}
 			changed = append(changed, i)
 		}
 	}
 	if n != len(d.Sizes) || len(changed) > max(1, len(ss)/2) || !decodeDeltaBody(rest, &d) {
-		return nil, false, nil
+		return false, nil
 	}
 	rv := memo.LoadRun(d.ResultKey)
 	if rv == nil {
-		return nil, false, nil
+		return false, nil
 	}
 	ms := make([]memoSession, len(ss))
-	if !decodeMemo(rv, len(ss), func(i int, m *memoSession) { ms[i] = *m }) {
-		return nil, false, nil
+	if decodeMemo(rv, len(ss), func(i int, m *memoSession) error { ms[i] = *m; return nil }) != nil {
+		return false, nil
 	}
 	sub := make([]*session.Session, len(changed))
 	for j, i := range changed {
@@ -413,18 +440,18 @@ func changedOnly(ctx context.Context, ss []*session.Session, read ReadFile, memo
 	subOut, err := consumption(ctx, sub, nil, read, kc.seen, false)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, false, err
+			return false, err
 		}
-		return nil, false, nil
+		return false, nil
 	}
 	defer Close(subOut)
 	if !kc.complete {
-		return nil, false, nil
+		return false, nil
 	}
 	kc.index()
 	for j := range sub {
 		if !kc.isolated[j] {
-			return nil, false, nil
+			return false, nil
 		}
 	}
 	// a changed session's keys must be its own or new to the run
@@ -437,25 +464,32 @@ func changedOnly(ctx context.Context, ss []*session.Session, read ReadFile, memo
 		p = keyPart(p) | uint64(changed[sessOf(p)])
 		kc.packed[j] = p
 		if at, found := findKey(d.Keys, keyPart(p)); found && d.Keys[at] != p {
-			return nil, false, nil
+			return false, nil
 		}
 	}
 	subMs, ok := toMemo(subOut)
 	if !ok {
-		return nil, false, nil
+		return false, nil
 	}
 	for j, i := range changed {
 		ms[i] = subMs[j]
 	}
-	out = fromMemo(ss, ms)
 	changedOnlyRuns.Add(1)
+	for i, s := range ss {
+		if err := emit(i, fromMemoOne(s, &ms[i])); err != nil {
+			return true, err
+		}
+	}
 	// the new result and delta, stored as the whole run's would be
 	if !unchanged(ss) {
-		return out, true, nil
+		return true, nil
 	}
-	rv, err = encodeMemo(len(ms), func(i int) memoSession { return ms[i] })
-	if err != nil {
-		return out, true, nil
+	enc := newMemoEncoder(len(ms))
+	for i := range ms {
+		enc.addMemo(&ms[i])
+	}
+	if rv = enc.value(); rv == nil {
+		return true, nil
 	}
 	memo.StoreRun(key, rv)
 	// the run's keys: those of the sessions that did not change, and the
@@ -475,7 +509,7 @@ func changedOnly(ctx context.Context, ss []*session.Session, read ReadFile, memo
 	if dv, err := encodeDelta(ss, d.Isolated, keys, key); err == nil {
 		memo.StoreRun(shape, dv)
 	}
-	return out, true, nil
+	return true, nil
 }
 
 // memoKeys hashes what a Consumption of ss depends on (key) and the same
@@ -595,54 +629,84 @@ func memoOf(su *SessionUsage) memoSession {
 	return m
 }
 
-// encodeMemo encodes the n sessions at gives: their number, then each as
-// a value of its own, so that a run's result is encoded without a copy of
-// it all (a stored session is about 340 bytes; 3.4 MB for 10,000 sessions).
-func encodeMemo(n int, at func(i int) memoSession) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := gob.NewEncoder(&buf)
-	if err := enc.Encode(n); err != nil {
-		return nil, err
-	}
-	for i := range n {
-		m := at(i)
-		if err := enc.Encode(&m); err != nil {
-			return nil, err
-		}
-	}
-	// the buffer grew by doubling, and the value is held until the index
-	// writes it: not twice its size
-	return bytes.Clone(buf.Bytes()), nil
+// memoEncoder encodes a run's result as its sessions come: their number,
+// then each as a value of its own, so that the result is never held whole
+// beside its encoding (a stored session is about 340 bytes; 3.4 MB for
+// 10,000 sessions). A session with errors makes the result one not to
+// store.
+type memoEncoder struct {
+	buf bytes.Buffer
+	enc *gob.Encoder
+	err error
 }
 
-// decodeMemo decodes a stored result, calling each with every session's
-// in order; false when it does not decode or is not for as many sessions.
-func decodeMemo(v []byte, sessions int, each func(i int, m *memoSession)) bool {
+func newMemoEncoder(n int) *memoEncoder {
+	e := &memoEncoder{}
+	e.enc = gob.NewEncoder(&e.buf)
+	e.err = e.enc.Encode(n)
+	return e
+}
+
+// add encodes the next session's result.
+func (e *memoEncoder) add(su *SessionUsage) {
+	if e.err != nil {
+		return
+	}
+	if len(su.Errors) > 0 {
+		e.err = errNotStorable
+		return
+	}
+	m := memoOf(su)
+	e.addMemo(&m)
+}
+
+func (e *memoEncoder) addMemo(m *memoSession) {
+	if e.err == nil {
+		e.err = e.enc.Encode(m)
+	}
+}
+
+// value is the encoded result, nil when it is not to be stored. The buffer
+// grew by doubling, and the value is held until the index writes it: it is
+// copied to its size.
+func (e *memoEncoder) value() []byte {
+	if e.err != nil {
+		return nil
+	}
+	v := bytes.Clone(e.buf.Bytes())
+	e.buf = bytes.Buffer{}
+	return v
+}
+
+var errNotStorable = errors.New("a session had errors")
+
+// decodeMemo decodes a stored result of as many sessions, calling each
+// (when not nil) with every session's in order. It returns errBadMemo when
+// the value does not decode or is not for as many sessions, or what each
+// returned.
+func decodeMemo(v []byte, sessions int, each func(i int, m *memoSession) error) error {
 	dec := gob.NewDecoder(bytes.NewReader(v))
 	var n int
 	if err := dec.Decode(&n); err != nil || n != sessions {
-		return false
+		return errBadMemo
 	}
 	for i := range n {
 		// each into a zero value: gob leaves a field the stream does
 		// not carry (a zero one) as it was
 		var m memoSession
 		if err := dec.Decode(&m); err != nil {
-			return false
+			return errBadMemo
 		}
-		each(i, &m)
+		if each != nil {
+			if err := each(i, &m); err != nil {
+				return err
+			}
+		}
 	}
-	return true
+	return nil
 }
 
-// fromMemo is the result of a run over ss from what was stored of it.
-func fromMemo(ss []*session.Session, ms []memoSession) []*SessionUsage {
-	out := make([]*SessionUsage, len(ss))
-	for i, s := range ss {
-		out[i] = fromMemoOne(s, &ms[i])
-	}
-	return out
-}
+var errBadMemo = errors.New("a stored result that does not decode")
 
 // fromMemoOne is the result of session s from what was stored of it.
 func fromMemoOne(s *session.Session, m *memoSession) *SessionUsage {

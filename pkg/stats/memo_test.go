@@ -323,22 +323,21 @@ func TestMemoRoundTrip(t *testing.T) {
 	same := tot(usage.ViewCCUsage, 20)
 	su2 := &SessionUsage{Agent: "codex", ID: "id2", Main: "/n.jsonl", Files: []string{},
 		Totals: tot(usage.ViewSessctl, 20), AsCCUsage: &same}
-	ms, ok := toMemo([]*SessionUsage{su, su2})
-	if !ok {
+	enc := newMemoEncoder(2)
+	enc.add(su)
+	enc.add(su2)
+	v := enc.value()
+	if v == nil {
 		t.Fatal("not stored")
 	}
-	v, err := encodeMemo(len(ms), func(i int) memoSession { return ms[i] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if decodeMemo(v, 1, func(int, *memoSession) {}) {
+	if decodeMemo(v, 1, nil) == nil {
 		t.Error("a result of two sessions decoded as one of one")
 	}
-	ms = make([]memoSession, 2)
-	if !decodeMemo(v, 2, func(i int, m *memoSession) { ms[i] = *m }) {
+	ms := make([]memoSession, 2)
+	if err := decodeMemo(v, 2, func(i int, m *memoSession) error { ms[i] = *m; return nil }); err != nil {
 		t.Fatal("does not decode")
 	}
-	got := fromMemo([]*session.Session{s, s2}, ms)
+	got := []*SessionUsage{fromMemoOne(s, &ms[0]), fromMemoOne(s2, &ms[1])}
 	if !reflect.DeepEqual(got[0], su) {
 		t.Errorf("round trip:\n got %+v\nwant %+v", got[0], su)
 	}
@@ -352,7 +351,8 @@ func TestMemoRoundTrip(t *testing.T) {
 		t.Errorf("time zone %v, want %v", got[0].Totals.LastActivity.Location(), at.Location())
 	}
 	su.Errors = []string{"unreadable"}
-	if _, ok := toMemo([]*SessionUsage{su}); ok {
+	enc = newMemoEncoder(1)
+	if enc.add(su); enc.value() != nil {
 		t.Error("a result with errors was stored")
 	}
 }
