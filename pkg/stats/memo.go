@@ -2,12 +2,12 @@ package stats
 
 import (
 	"bytes"
-	"errors"
 	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/gob"
+	"errors"
 	"reflect"
 	"slices"
 	"strings"
