@@ -693,28 +693,47 @@ type Groups struct {
 	// for a row of several (an id found twice), -1-k for rows[k]
 	sus   []*SessionUsage
 	order []int32
+	// or the sessions on disk (Spool.Groups), each read back for its row
+	sp  *Spool
+	err error
 }
 
 // Len is the number of rows.
 func (g *Groups) Len() int {
-	if g.sus != nil {
+	if g.sus != nil || g.sp != nil {
 		return len(g.order)
 	}
 	return len(g.rows)
 }
 
 // Row returns row i; its Totals share the maps of a session's (read only).
+// A row that cannot be read back from disk is a zero row, and Err says
+// why.
 func (g *Groups) Row(i int) GroupRow {
-	if g.sus == nil {
+	if g.sus == nil && g.sp == nil {
 		return g.rows[i]
 	}
 	k := g.order[i]
 	if k < 0 {
 		return g.rows[-1-k]
 	}
-	su := g.sus[k]
+	su, err := g.session(int(k))
+	if err != nil {
+		g.err = cmp.Or(g.err, err)
+		return GroupRow{}
+	}
 	return GroupRow{Key: sessionKey(su), Agents: []string{string(su.Agent)}, Sessions: 1, Totals: su.Totals}
 }
+
+func (g *Groups) session(k int) (*SessionUsage, error) {
+	if g.sp != nil {
+		return g.sp.Session(k)
+	}
+	return g.sus[k], nil
+}
+
+// Err is the first error of reading a row back from disk.
+func (g *Groups) Err() error { return g.err }
 
 // sessionKey is a session's key in a report by session.
 func sessionKey(su *SessionUsage) string { return string(su.Agent) + ":" + su.ID }
@@ -722,107 +741,122 @@ func sessionKey(su *SessionUsage) string { return string(su.Agent) + ":" + su.ID
 // Group totals sessions by session, project, day (of each request, in loc)
 // or model, largest total first (days: oldest first).
 func Group(sus []*SessionUsage, by string, loc *time.Location) (*Groups, error) {
-	if by == BySession {
-		return bySession(sus), nil
-	}
-	// a group's sessions come one after another (sus in order, and
-	// EachRequest session by session), so counting them needs only the
-	// last; its agents are a few
-	type acc struct {
-		row    GroupRow
-		last   *SessionUsage
-		merged int  // whole sessions' totals merged into row
-		shared bool // row.Totals shares the maps of the one merged
-	}
-	rows := map[string]*acc{}
-	get := func(k string, su *SessionUsage) *acc {
-		a, ok := rows[k]
-		if !ok {
-			a = &acc{row: GroupRow{Key: k}}
-			rows[k] = a
-		}
-		if a.last != su {
-			a.last = su
-			a.row.Sessions++
-		}
-		if ag := string(su.Agent); !slices.Contains(a.row.Agents, ag) {
-			a.row.Agents = append(a.row.Agents, ag)
-		}
-		return a
-	}
-	// merge adds totals t of a whole session: a group's first is taken as
-	// it is, its maps shared (read only from here on), so that grouping
-	// 100,000 sessions by session copies none of their by-model maps
-	merge := func(a *acc, t usage.Totals) {
-		a.merged++
-		switch {
-		case a.merged == 1:
-			a.row.Totals, a.shared = t, true
-		case a.shared:
-			own := usage.Totals{}
-			own.Merge(a.row.Totals)
-			own.Merge(t)
-			a.row.Totals, a.shared = own, false
-		default:
-			a.row.Totals.Merge(t)
-		}
-	}
-	for _, su := range sus {
-		switch by {
-		case ByProject:
-			p := su.CWD
-			if p == "" {
-				p = su.Project
-			}
-			if p == "" {
-				p = "(none)"
-			}
-			merge(get(p, su), su.Totals)
-		case ByAgent:
-			merge(get(string(su.Agent), su), su.Totals)
-		case ByDay, ByModel:
-			// below, request by request
-		default:
-			return nil, fmt.Errorf("%w %q (use session, project, day, model or agent)", ErrBadGroup, by)
-		}
-	}
-	var err error
 	switch by {
-	case ByDay:
-		err = EachRequest(sus, func(su *SessionUsage, r *usage.Request) error {
-			if r.Usage.Total() == 0 {
-				return nil // synthetic replies: no row of zeros
-			}
-			k := "(unknown)"
-			if r.Time > 0 {
-				k = time.UnixMilli(r.Time).In(loc).Format("2006-01-02")
-			}
-			get(k, su).row.Totals.Add(r, su.Model(r))
-			return nil
-		})
-	case ByModel:
-		err = EachRequest(sus, func(su *SessionUsage, r *usage.Request) error {
-			if r.Usage.Total() == 0 {
-				return nil
-			}
-			m := su.Model(r)
-			if m == "" {
-				m = "(unknown)"
-			}
-			get(m, su).row.Totals.Add(r, m)
-			return nil
-		})
+	case BySession:
+		return bySession(sus), nil
+	case ByProject, ByAgent:
+		g := newGrouper(by)
+		for _, su := range sus {
+			g.Add(su)
+		}
+		return g.Groups(), nil
+	case ByDay, ByModel:
+	default:
+		return nil, fmt.Errorf("%w %q (use session, project, day, model or agent)", ErrBadGroup, by)
 	}
+	g := newGrouper(by)
+	// request by request
+	err := EachRequest(sus, func(su *SessionUsage, r *usage.Request) error {
+		if r.Usage.Total() == 0 {
+			return nil // synthetic replies: no row of zeros
+		}
+		m := su.Model(r)
+		k := m
+		switch {
+		case by == ByDay && r.Time > 0:
+			k = time.UnixMilli(r.Time).In(loc).Format("2006-01-02")
+		case by == ByDay || k == "":
+			k = "(unknown)"
+		}
+		if by == ByModel {
+			m = k // an unknown model is priced as "(unknown)"
+		}
+		g.get(k, su).row.Totals.Add(r, m)
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]GroupRow, 0, len(rows))
-	for _, a := range rows {
+	return g.Groups(), nil
+}
+
+// Grouper groups whole sessions by project or agent as they come (Add),
+// holding their groups, not them.
+type Grouper struct {
+	by   string
+	rows map[string]*groupAcc
+}
+
+// a group's sessions come one after another (in Group, sus in order and
+// EachRequest session by session), so counting them needs only the last;
+// its agents are a few
+type groupAcc struct {
+	row    GroupRow
+	last   *SessionUsage
+	merged int  // whole sessions' totals merged into row
+	shared bool // row.Totals shares the maps of the one merged
+}
+
+// NewGrouper returns a Grouper by project or agent (ByProject, ByAgent);
+// ErrBadGroup for another key.
+func NewGrouper(by string) (*Grouper, error) {
+	if by != ByProject && by != ByAgent {
+		return nil, fmt.Errorf("%w %q (a Grouper groups by project or agent)", ErrBadGroup, by)
+	}
+	return newGrouper(by), nil
+}
+
+func newGrouper(by string) *Grouper { return &Grouper{by: by, rows: map[string]*groupAcc{}} }
+
+func (g *Grouper) get(k string, su *SessionUsage) *groupAcc {
+	a, ok := g.rows[k]
+	if !ok {
+		a = &groupAcc{row: GroupRow{Key: k}}
+		g.rows[k] = a
+	}
+	if a.last != su {
+		a.last = su
+		a.row.Sessions++
+	}
+	if ag := string(su.Agent); !slices.Contains(a.row.Agents, ag) {
+		a.row.Agents = append(a.row.Agents, ag)
+	}
+	return a
+}
+
+// Add counts session su in its group.
+func (g *Grouper) Add(su *SessionUsage) {
+	k := string(su.Agent)
+	if g.by == ByProject {
+		k = cmp.Or(su.CWD, su.Project, "(none)")
+	}
+	a := g.get(k, su)
+	// a group's first totals are taken as they are, their maps shared
+	// (read only from here on), so that grouping 100,000 sessions by
+	// session copies none of their by-model maps
+	a.merged++
+	switch {
+	case a.merged == 1:
+		a.row.Totals, a.shared = su.Totals, true
+	case a.shared:
+		own := usage.Totals{}
+		own.Merge(a.row.Totals)
+		own.Merge(su.Totals)
+		a.row.Totals, a.shared = own, false
+	default:
+		a.row.Totals.Merge(su.Totals)
+	}
+}
+
+// Groups returns the rows, largest total first (by day: oldest first).
+func (g *Grouper) Groups() *Groups {
+	out := make([]GroupRow, 0, len(g.rows))
+	for _, a := range g.rows {
 		sort.Strings(a.row.Agents)
 		out = append(out, a.row)
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if by == ByDay {
+		if g.by == ByDay {
 			return out[i].Key < out[j].Key
 		}
 		ti, tj := out[i].Totals.Total(), out[j].Totals.Total()
@@ -831,25 +865,58 @@ func Group(sus []*SessionUsage, by string, loc *time.Location) (*Groups, error) 
 		}
 		return out[i].Key < out[j].Key
 	})
-	return &Groups{rows: out}, nil
+	return &Groups{rows: out}
 }
 
 // bySession is Group by session: a row for each session, but for an id
 // found twice (one row of both; Distinct leaves none such in a store). The
 // rows are sessions in order of their totals, largest first, then of keys.
 func bySession(sus []*SessionUsage) *Groups {
-	keys := make([]string, len(sus))
-	order := make([]int32, len(sus))
+	set := susSet{sus: sus, keys: make([]string, len(sus))}
 	for i, su := range sus {
-		keys[i], order[i] = sessionKey(su), int32(i)
+		set.keys[i] = sessionKey(su)
 	}
-	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(keys[a], keys[b]) })
 	g := &Groups{sus: sus}
+	orderSessions(g, set) // no error: the sessions are in memory
+	return g
+}
+
+// sessionSet is the sessions of a report by session: in memory (susSet)
+// or on disk (Spool).
+type sessionSet interface {
+	len() int
+	key(k int) string
+	cmpKey(a, b int) int // as strings.Compare of their keys
+	agent(k int) string
+	total(k int) int64
+	totals(k int) (usage.Totals, error)
+}
+
+type susSet struct {
+	sus  []*SessionUsage
+	keys []string
+}
+
+func (s susSet) len() int                           { return len(s.sus) }
+func (s susSet) key(k int) string                   { return s.keys[k] }
+func (s susSet) cmpKey(a, b int) int                { return strings.Compare(s.keys[a], s.keys[b]) }
+func (s susSet) agent(k int) string                 { return string(s.sus[k].Agent) }
+func (s susSet) total(k int) int64                  { return s.sus[k].Totals.Total() }
+func (s susSet) totals(k int) (usage.Totals, error) { return s.sus[k].Totals, nil }
+
+// orderSessions sets g's rows by session of set: g.order and, for the
+// rows of several sessions, g.rows.
+func orderSessions(g *Groups, set sessionSet) error {
+	order := make([]int32, set.len())
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return set.cmpKey(int(a), int(b)) })
 	totals := make(map[int32]int64) // of the rows of several sessions
 	kept := order[:0]
 	for i := 0; i < len(order); {
 		j := i + 1
-		for j < len(order) && keys[order[j]] == keys[order[i]] {
+		for j < len(order) && set.cmpKey(int(order[j]), int(order[i])) == 0 {
 			j++
 		}
 		if j-i == 1 {
@@ -857,9 +924,14 @@ func bySession(sus []*SessionUsage) *Groups {
 			i = j
 			continue
 		}
-		row := GroupRow{Key: keys[order[i]], Agents: []string{string(sus[order[i]].Agent)}, Sessions: j - i}
+		k := int(order[i])
+		row := GroupRow{Key: set.key(k), Agents: []string{set.agent(k)}, Sessions: j - i}
 		for _, k := range order[i:j] {
-			row.Totals.Merge(sus[k].Totals)
+			t, err := set.totals(int(k))
+			if err != nil {
+				return err
+			}
+			row.Totals.Merge(t)
 		}
 		ref := int32(-1 - len(g.rows))
 		g.rows = append(g.rows, row)
@@ -871,20 +943,22 @@ func bySession(sus []*SessionUsage) *Groups {
 		if k < 0 {
 			return totals[k]
 		}
-		return sus[k].Totals.Total()
-	}
-	key := func(k int32) string {
-		if k < 0 {
-			return g.rows[-1-k].Key
-		}
-		return keys[k]
+		return set.total(int(k))
 	}
 	slices.SortFunc(kept, func(a, b int32) int {
 		if ta, tb := total(a), total(b); ta != tb {
 			return cmp.Compare(tb, ta)
 		}
-		return strings.Compare(key(a), key(b))
+		switch {
+		case a >= 0 && b >= 0:
+			return set.cmpKey(int(a), int(b))
+		case a < 0 && b < 0:
+			return strings.Compare(g.rows[-1-a].Key, g.rows[-1-b].Key)
+		case a < 0:
+			return strings.Compare(g.rows[-1-a].Key, set.key(int(b)))
+		}
+		return strings.Compare(set.key(int(a)), g.rows[-1-b].Key)
 	})
 	g.order = kept
-	return g
+	return nil
 }

@@ -81,10 +81,12 @@ func Spills() int64 { return spills.Load() }
 // spillDir is the private directory of one Ledger's or Sorter's files,
 // made on the first file.
 type spillDir struct {
-	mu    sync.Mutex
-	dir   string
-	n     int
-	files []*os.File
+	// uncounted: not a ledger's or a sorter's (SpillFile), not in Spills
+	uncounted bool
+	mu        sync.Mutex
+	dir       string
+	n         int
+	files     []*os.File
 }
 
 // create returns a new empty file for reading and writing, already
@@ -98,7 +100,9 @@ func (d *spillDir) create() (*os.File, error) {
 			return nil, fmt.Errorf("spilling usage to disk: %w", err)
 		}
 		d.dir = dir
-		spills.Add(1)
+		if !d.uncounted {
+			spills.Add(1)
+		}
 	}
 	d.n++
 	name := filepath.Join(d.dir, fmt.Sprintf("%d", d.n))

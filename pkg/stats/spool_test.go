@@ -1,0 +1,119 @@
+package stats
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/sessctl/sessctl/pkg/session"
+	"github.com/sessctl/sessctl/pkg/usage"
+)
+
+// spoolSample is a session result with every field set but the requests.
+func spoolSample() *SessionUsage {
+	at := time.UnixMilli(1_790_000_000_123)
+	tot := func(v usage.View, n int64) usage.Totals {
+		return usage.Totals{View: v, Usage: session.Usage{Input: n, Output: 2 * n, CacheRead: 3, CacheCreation: 4, Reasoning: 5, CacheCreation1h: 1},
+			Requests: 7, ByModel: usage.ByModel{{Model: "a", Usage: session.Usage{Input: n, Reasoning: -1}}, {Model: "b"}},
+			LastActivity: at, CostUSD: 0.1 + 0.2, Unpriced: map[string]int64{"x": 9, "y": 0}}
+	}
+	rot := tot(usage.ViewSessctl, 0)
+	ccu := tot(usage.ViewCCUsage, 11)
+	return &SessionUsage{Agent: "claude", ID: "id", Project: "p", CWD: "/w", Main: "/m.jsonl", Files: []string{"/m.jsonl", "/s.jsonl"},
+		Totals: tot(usage.ViewSessctl, 10), InRotations: &rot, AsCCUsage: &ccu, PerResponse: 1, PerResponseView: 2,
+		CumulativeView: 3, ViewsDiffer: "why", UsageLines: 4, Rejected: 5,
+		RejectedLines: []FileDrop{{"/m.jsonl", usage.Drop{Line: 3, Reason: "r"}}}, SessctlOnly: 6,
+		SessctlLines: []FileDrop{{"/m.jsonl", usage.Drop{Line: 4, Reason: "s"}}}, CCUsageOnly: 7, Corrupt: 8,
+		Errors: []string{"e"}, Context: -9, ContextSource: "src", Window: 10, ccusageView: true}
+}
+
+// A session written to a Spool reads back as it was, down to a time's
+// zone, a cost's last bit and an empty list that is not nil; every field
+// of SessionUsage but its requests is carried, so a field added to it
+// fails here until the Spool carries it.
+func TestSpoolRoundTrip(t *testing.T) {
+	su := spoolSample()
+	notCarried := map[string]bool{"src": true, "ledger": true}
+	v := reflect.ValueOf(su).Elem()
+	for i := range v.NumField() {
+		if f := v.Type().Field(i); !notCarried[f.Name] && v.Field(i).IsZero() {
+			t.Errorf("the sample leaves SessionUsage.%s zero: set it, and carry it in the Spool", f.Name)
+		}
+	}
+	// the second: zero values, an empty file list, its ccusage view its
+	// totals (a mark on disk), and no zone's time
+	same := su.Totals
+	same.View = usage.ViewCCUsage
+	su2 := &SessionUsage{Agent: "codex", ID: "id2", Files: []string{}, Totals: su.Totals, AsCCUsage: &same}
+	su2.Totals.LastActivity = time.Time{}
+	same.LastActivity = time.Time{}
+	su3 := &SessionUsage{Agent: "kimi", ID: "id3"}
+	sp := NewSpool()
+	defer sp.Close()
+	for _, s := range []*SessionUsage{su, su2, su3} {
+		if err := sp.Add(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k, want := range []*SessionUsage{su, su2, su3} {
+		got, err := sp.Session(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("session %d:\n got %+v\nwant %+v", k, got, want)
+		}
+	}
+	if b := appendSessionUsage(nil, su2); len(b) >= len(appendSessionUsage(nil, &SessionUsage{Agent: "codex", ID: "id2", Files: []string{}, Totals: su.Totals, AsCCUsage: su.AsCCUsage})) {
+		t.Error("a ccusage view equal to the totals takes as much room as another")
+	}
+	if got, _ := sp.Session(0); got.Totals.LastActivity.Location() != su.Totals.LastActivity.Location() {
+		t.Errorf("time zone %v, want %v", got.Totals.LastActivity.Location(), su.Totals.LastActivity.Location())
+	}
+	// a truncated record is an error, not a session
+	b := appendSessionUsage(nil, su)
+	for _, n := range []int{0, 1, len(b) / 2, len(b) - 1} {
+		if _, err := readSessionUsage(b[:n]); err == nil {
+			t.Errorf("%d of %d bytes read as a session", n, len(b))
+		}
+	}
+}
+
+// Spool.Groups gives the rows Group by session gives over the same
+// sessions, in the same order: ties of totals ordered by key, an id found
+// twice one row of both, agents one of which begins another's name.
+func TestSpoolGroupsAsGroup(t *testing.T) {
+	mk := func(agent session.Agent, id string, in int64) *SessionUsage {
+		return &SessionUsage{Agent: agent, ID: id, Files: []string{},
+			Totals: usage.Totals{View: usage.ViewSessctl, Usage: session.Usage{Input: in}, Requests: 1,
+				ByModel: usage.ByModel{{Model: "m", Usage: session.Usage{Input: in}}}}}
+	}
+	sus := []*SessionUsage{mk("claude", "b", 5), mk("kimi", "z", 5), mk("kimicode", "a", 5), mk("claude", "a", 9),
+		mk("codex", "d", 3), mk("claude", "b", 4), mk("kimi", "a", 0), mk("kimi-x", "a", 0)}
+	want, err := Group(sus, BySession, time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := NewSpool()
+	defer sp.Close()
+	for _, su := range sus {
+		if err := sp.Add(su); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := sp.Groups()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Len() != want.Len() || want.Len() != len(sus)-1 {
+		t.Fatalf("%d rows, want %d (of %d sessions, one id twice)", got.Len(), want.Len(), len(sus))
+	}
+	for i := range want.Len() {
+		if g, w := got.Row(i), want.Row(i); !reflect.DeepEqual(g, w) {
+			t.Errorf("row %d:\n got %+v\nwant %+v", i, g, w)
+		}
+	}
+	if got.Err() != nil {
+		t.Error(got.Err())
+	}
+}
