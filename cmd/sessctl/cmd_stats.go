@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"github.com/sessctl/sessctl/pkg/usage/price"
@@ -286,73 +287,101 @@ func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt s
 		cwds = nil
 	}
 	pr := newProgress(ctx, env, opt.progress, "scanning", 0, unitBytes)
-	// the result of the whole run comes from the index when no file
-	// changed since the same run before, except where the rows are made
-	// of the requests themselves (by day, by model), which it does not keep
-	var memo stats.Memo
-	if ix != nil && opt.by != stats.ByDay && opt.by != stats.ByModel {
-		memo = ix
+	// the rows by day or by model are made of the requests themselves,
+	// which the report does not keep: their results are worked out whole,
+	// without the index's memo of whole runs (which does not keep them)
+	// and held to the end; every other report keeps its results on disk
+	// as they come (stats.ManyReport), and holds a few bytes of each
+	byRequests := opt.by == stats.ByDay || opt.by == stats.ByModel
+	reportBy := opt.by
+	if byRequests {
+		reportBy = stats.BySession // its rows are not used
 	}
-	sus, err := stats.ConsumptionMemo(ctx, ss, pr.set, ix.ReadUsage, memo)
-	closeIndex(ix)
-	pr.done()
-	if err != nil {
-		return err
-	}
-	defer stats.Close(sus)
-	for i, cwd := range cwdOf {
-		if cwd != "" {
-			sus[i].CWD = cwd
-		}
-	}
-	if opt.project != "" {
-		kept := sus[:0]
-		for _, su := range sus {
-			if strings.Contains(su.Project, opt.project) || strings.Contains(su.CWD, opt.project) {
-				kept = append(kept, su)
-			}
-		}
-		sus = kept
-	}
-	groups, err := stats.Group(sus, opt.by, opt.loc)
+	rep, err := stats.NewManyReport(reportBy, len(ss))
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
-	out := statsManyJSON{By: opt.by, Sessions: sus,
-		Totals: usage.Totals{View: usage.ViewSessctl}, AsCCUsage: usage.Totals{View: usage.ViewCCUsage}}
-	ccusageView := false
-	for _, su := range sus {
-		out.Totals.Merge(su.Totals)
-		if su.AsCCUsage != nil {
-			out.AsCCUsage.Merge(*su.AsCCUsage)
-			ccusageView = true
+	defer rep.Close()
+	// keep says whether the result of the session at place i is one of
+	// the report's, and gives it its working directory
+	keep := func(i int, su *stats.SessionUsage) bool {
+		if cwdOf != nil && cwdOf[i] != "" {
+			su.CWD = cwdOf[i]
 		}
-		if su.InRotations != nil {
-			if out.InRotations == nil {
-				out.InRotations = &usage.Totals{View: usage.ViewSessctl}
+		return opt.project == "" || strings.Contains(su.Project, opt.project) || strings.Contains(su.CWD, opt.project)
+	}
+	add := func(i int, su *stats.SessionUsage) error {
+		if !keep(i, su) {
+			return nil
+		}
+		return rep.Add(i, su)
+	}
+	var groups *stats.Groups
+	if byRequests {
+		var sus []*stats.SessionUsage
+		sus, err = stats.ConsumptionMemo(ctx, ss, pr.set, ix.ReadUsage, nil)
+		closeIndex(ix)
+		pr.done()
+		if err != nil {
+			return err
+		}
+		defer stats.Close(sus)
+		kept := sus[:0:0]
+		for i, su := range sus {
+			if keep(i, su) {
+				if err := rep.Add(i, su); err != nil {
+					return err
+				}
+				kept = append(kept, su)
 			}
-			out.InRotations.Merge(*su.InRotations)
 		}
-		out.Rejected += su.Rejected
-		out.Corrupt += su.Corrupt
-		out.CountedNotByCCUsage += su.SessctlOnly
+		if groups, err = stats.Group(kept, opt.by, opt.loc); err != nil {
+			return usageErrorf("%v", err)
+		}
+	} else {
+		// the result of the whole run comes from the index when no file
+		// changed since the same run before
+		var memo stats.Memo
+		if ix != nil {
+			memo = ix
+		}
+		err = stats.ConsumptionEach(ctx, ss, pr.set, ix.ReadUsage, memo, add)
+		closeIndex(ix)
+		pr.done()
+		if err != nil {
+			return err
+		}
 	}
-	if out.Sessions == nil {
-		out.Sessions = []*stats.SessionUsage{}
+	rowsBySession, err := rep.Groups()
+	if err != nil {
+		return err
 	}
+	if groups == nil {
+		groups = rowsBySession
+	}
+	out := statsManyJSON{By: opt.by, Totals: rep.Totals, AsCCUsage: rep.AsCCUsage, InRotations: rep.InRotations,
+		Rejected: rep.Rejected, Corrupt: rep.Corrupt, CountedNotByCCUsage: rep.SessctlOnly}
 	if opt.json {
-		sessions := out.Sessions
+		var readErr error
 		out.Groups, out.Sessions = []stats.GroupRow{}, []*stats.SessionUsage{}
-		return writeJSONStream(env.stdout, out,
+		err := writeJSONStream(env.stdout, out,
 			jsonArray{"groups", groups.Len(), func(i int) any { return groups.Row(i) }},
-			jsonArray{"sessions", len(sessions), func(i int) any { return sessions[i] }})
+			jsonArray{"sessions", rep.Len(), func(k int) any {
+				su, err := rep.Session(k)
+				if err != nil {
+					readErr = cmp.Or(readErr, err)
+					return nil
+				}
+				return su
+			}})
+		return cmp.Or(err, groups.Err(), readErr)
 	}
-	if len(sus) == 0 {
+	if rep.Len() == 0 {
 		fmt.Fprintf(env.stderr, "sessctl: no sessions found in %s\n", line(searched(env, opt.roots, opt.args)))
 		return nil
 	}
-	renderGroups(env.stdout, out, groups, ccusageView, colorer{opt.color})
-	return nil
+	renderGroups(env.stdout, out, rep, groups, colorer{opt.color})
+	return groups.Err()
 }
 
 // projectPaths returns the real working directory of the sessions among
@@ -395,18 +424,14 @@ const (
 	ccusageView = "ccusage 20.0.24's count: the *.jsonl files only, no rotations, by its rules"
 )
 
-// renderGroups draws the table of groups; out holds the totals and the
-// sessions (its Groups are not used).
-func renderGroups(w io.Writer, out statsManyJSON, groups *stats.Groups, withCCUsage bool, col colorer) {
+// renderGroups draws the table of groups; out holds the totals (its
+// Groups and Sessions are not used), rep the sessions.
+func renderGroups(w io.Writer, out statsManyJSON, rep *stats.ManyReport, groups *stats.Groups, col colorer) {
 	fmt.Fprintf(w, "Recorded usage by %s (tokens the APIs reported; cache read/write counted apart)\n", out.By)
 	fmt.Fprintf(w, "%s\n\n", sessctlView)
 	var short func(string) string
 	if out.By == stats.BySession {
-		ids := make([]string, len(out.Sessions))
-		for i, su := range out.Sessions {
-			ids[i] = su.ID
-		}
-		short = shortIDs(ids)
+		short = shortIDs(rep.IDs())
 	}
 	head := []string{strings.ToUpper(out.By), "AGENT", "SESSIONS", "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "TOTAL", "COST", "MODELS"}
 	byAgent := out.By == stats.ByAgent // the key is the agent: one AGENT column
@@ -437,7 +462,7 @@ func renderGroups(w io.Writer, out statsManyJSON, groups *stats.Groups, withCCUs
 		}
 		return row
 	}
-	total := []string{"TOTAL", "", thousands(int64(len(out.Sessions))), thousands(out.Totals.Input), thousands(out.Totals.Output),
+	total := []string{"TOTAL", "", thousands(int64(rep.Len())), thousands(out.Totals.Input), thousands(out.Totals.Output),
 		thousands(out.Totals.CacheRead), thousands(out.Totals.CacheCreation), col.bold(thousands(out.Totals.Total())), dollars(out.Totals), ""}
 	if byAgent {
 		total = append(total[:1], total[2:]...)
@@ -471,16 +496,10 @@ func renderGroups(w io.Writer, out statsManyJSON, groups *stats.Groups, withCCUs
 		fmt.Fprintf(w, "note: %s of these tokens are only in rotations (turns a revert removed); ccusage does not count them\n",
 			thousands(out.InRotations.Total()))
 	}
-	if withCCUsage && out.AsCCUsage.Total() != out.Totals.Total() {
+	if rep.CCUsageView && out.AsCCUsage.Total() != out.Totals.Total() {
 		fmt.Fprintf(w, "%s: %s tokens (%s)\n", col.dim("ccusage"), thousands(out.AsCCUsage.Total()), ccusageView)
 	}
-	differ := 0
-	for _, su := range out.Sessions {
-		if su.ViewsDiffer != "" {
-			differ++
-		}
-	}
-	if differ > 0 {
+	if differ := rep.ViewsDiffer; differ > 0 {
 		fmt.Fprintf(w, "note: in %s the per-response usage records and the cumulative counters ccusage reads disagree; sessctl counts the records (stats SESSION says why)\n",
 			plural(differ, "session"))
 	}

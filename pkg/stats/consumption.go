@@ -825,7 +825,9 @@ func (g *Grouper) get(k string, su *SessionUsage) *groupAcc {
 }
 
 // Add counts session su in its group.
-func (g *Grouper) Add(su *SessionUsage) {
+func (g *Grouper) Add(su *SessionUsage) { g.add(su) }
+
+func (g *Grouper) add(su *SessionUsage) *groupAcc {
 	k := string(su.Agent)
 	if g.by == ByProject {
 		k = cmp.Or(su.CWD, su.Project, "(none)")
@@ -846,6 +848,7 @@ func (g *Grouper) Add(su *SessionUsage) {
 	default:
 		a.row.Totals.Merge(su.Totals)
 	}
+	return a
 }
 
 // Groups returns the rows, largest total first (by day: oldest first).
@@ -887,6 +890,7 @@ type sessionSet interface {
 	len() int
 	key(k int) string
 	cmpKey(a, b int) int // as strings.Compare of their keys
+	place(k int) int     // the session's place among those given
 	agent(k int) string
 	total(k int) int64
 	totals(k int) (usage.Totals, error)
@@ -901,6 +905,7 @@ func (s susSet) len() int                           { return len(s.sus) }
 func (s susSet) key(k int) string                   { return s.keys[k] }
 func (s susSet) cmpKey(a, b int) int                { return strings.Compare(s.keys[a], s.keys[b]) }
 func (s susSet) agent(k int) string                 { return string(s.sus[k].Agent) }
+func (s susSet) place(k int) int                    { return k }
 func (s susSet) total(k int) int64                  { return s.sus[k].Totals.Total() }
 func (s susSet) totals(k int) (usage.Totals, error) { return s.sus[k].Totals, nil }
 
@@ -911,7 +916,11 @@ func orderSessions(g *Groups, set sessionSet) error {
 	for i := range order {
 		order[i] = int32(i)
 	}
-	slices.SortFunc(order, func(a, b int32) int { return set.cmpKey(int(a), int(b)) })
+	// the sessions of a row of several are merged in the order of their
+	// places
+	slices.SortFunc(order, func(a, b int32) int {
+		return cmp.Or(set.cmpKey(int(a), int(b)), cmp.Compare(set.place(int(a)), set.place(int(b))))
+	})
 	totals := make(map[int32]int64) // of the rows of several sessions
 	kept := order[:0]
 	for i := 0; i < len(order); {

@@ -100,16 +100,30 @@ func (sp *Spool) cmpKey(a, b int) int {
 
 // Groups is Group by session of the sessions kept: the same rows in the
 // same order. A row is read back from disk when asked for (Groups.Row).
-func (sp *Spool) Groups() (*Groups, error) {
+func (sp *Spool) Groups() (*Groups, error) { return sp.groups(nil) }
+
+// groups is Groups of sessions whose places are place (by number; nil:
+// the order of Add).
+func (sp *Spool) groups(place []int32) (*Groups, error) {
 	g := &Groups{sp: sp}
-	if err := orderSessions(g, spoolSet{sp}); err != nil {
+	if err := orderSessions(g, spoolSet{sp, place}); err != nil {
 		return nil, err
 	}
 	return g, nil
 }
 
 // spoolSet is the sessions of a Spool as a sessionSet.
-type spoolSet struct{ sp *Spool }
+type spoolSet struct {
+	sp     *Spool
+	places []int32
+}
+
+func (s spoolSet) place(k int) int {
+	if s.places == nil {
+		return k
+	}
+	return int(s.places[k])
+}
 
 func (s spoolSet) len() int            { return s.sp.Len() }
 func (s spoolSet) key(k int) string    { return s.sp.key(k) }
