@@ -177,8 +177,8 @@ func holdsSeveral(path string) bool {
 
 // boundMemory sets the Go runtime's soft memory limit for a run over ss to
 // what the work needs: 28 MiB, twice the longest line it may hold (no line
-// is longer than the largest file, nor than the line bound), and 1 KiB a
-// session. Stats reads a huge line more than once (usage, turns,
+// is longer than the largest file, nor than the line bound), and 512 bytes
+// a session. Stats reads a huge line more than once (usage, turns,
 // estimates) and each pass leaves a few copies of it as garbage; left to
 // its default pacing the collector lets the heap double over them, and a
 // 20 MB line took over 250 MB. The limit is soft: the collector works
@@ -189,10 +189,14 @@ func holdsSeveral(path string) bool {
 // (about 18 MB resident) and some of the index's pages besides, and left to
 // its pacing the heap doubles over what is live. 28 MiB covers the rest of
 // a run: the requests the ledger holds before it spills (usage.MemoryBudget),
-// the files being read and the index's writes. Each session's result is
-// held to the end (about 1 KiB of it and its discovery): without room for
-// them, over 100,000 sessions the heap stayed above the limit and the
-// collector ran without a pause, 7.5 s of a 17.6 s run's CPU time.
+// the files being read and the index's writes. Each session costs about
+// 300 bytes while the files are read (discovery's paths, the scan's
+// accumulator) and 40 after (stats.ManyReport keeps the results on disk);
+// 512 bytes leaves the collector room. At 1 KiB a session (before the
+// results went to disk) over 100,000 sessions the heap stayed above the
+// limit and the collector ran without a pause, 7.5 s of a 17.6 s run's
+// CPU time; at 512 bytes a first run there takes about a third more CPU
+// time than at 1 KiB, and peaks at 130 MB instead of 164.
 func boundMemory(ss []*session.Session) func() {
 	if debug.SetMemoryLimit(-1) != math.MaxInt64 {
 		return func() {}
@@ -206,7 +210,7 @@ func boundMemory(ss []*session.Session) func() {
 		}
 	}
 	longest = min(longest, jsonl.DefaultMaxLineSize)
-	old := debug.SetMemoryLimit(28<<20 + 2*longest + 1<<10*int64(len(ss)))
+	old := debug.SetMemoryLimit(28<<20 + 2*longest + 1<<9*int64(len(ss)))
 	return func() { debug.SetMemoryLimit(old) }
 }
 
