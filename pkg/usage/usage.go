@@ -206,8 +206,14 @@ func (fu *FileUsage) Add(r Request, line []byte) {
 		if fu.lines == nil {
 			fu.lines = map[uint64]uint32{}
 		}
-		k := fu.lines[h]
-		fu.lines[h] = k + 1
+		// one map operation for a line not seen before (nearly every
+		// line): it is new when the map grew
+		seen := len(fu.lines)
+		fu.lines[h]++
+		k := uint32(0)
+		if len(fu.lines) == seen {
+			k = fu.lines[h] - 1
+		}
 		var n [4]byte
 		binary.LittleEndian.PutUint32(n[:], k)
 		r.line = nonZero(mixBytes(h0^hashSecond, n[:]))
