@@ -2,6 +2,7 @@ package codex
 
 import (
 	"bytes"
+	"encoding/binary"
 
 	"github.com/sessctl/sessctl/pkg/usage"
 )
@@ -26,11 +27,7 @@ import (
 // TestTokenCountFastMatchesEvent and FuzzTokenCountFast hold it to
 // codexEvent.
 func tokenCountFast(line []byte, ev *codexEv) bool {
-	const (
-		head  = `{"timestamp":"`
-		ord   = `,"ordinal":`
-		kinds = `,"type":"event_msg","payload":{"type":"token_count","info":{`
-	)
+	const head = `{"timestamp":"`
 	b := line
 	if len(b) < len(head) || string(b[:len(head)]) != head {
 		return false
@@ -44,7 +41,18 @@ func tokenCountFast(line []byte, ev *codexEv) bool {
 	if bytes.IndexByte(ts, '\\') >= 0 {
 		return false
 	}
-	i += k + 1
+	return tokenCountAfter(b, ts, ev)
+}
+
+// tokenCountAfter is tokenCountFast after the timestamp ts of line b (a
+// part of b: its bytes after the opening quote, up to the first quote,
+// without a backslash), for a caller that found it already (lineRest).
+func tokenCountAfter(b, ts []byte, ev *codexEv) bool {
+	const (
+		ord   = `,"ordinal":`
+		kinds = `,"type":"event_msg","payload":{"type":"token_count","info":{`
+	)
+	i := len(`{"timestamp":"`) + len(ts) + 1
 	// most lines are response items: the byte after `,"type":"` (or the
 	// ordinal's 'o') turns them away before any longer comparison
 	if len(b) < i+len(kinds) || b[i+9] != 'e' && b[i+2] != 'o' {
@@ -230,6 +238,9 @@ func lineRest(b []byte) (ts, rest []byte) {
 	if len(b) <= len(head) || string(b[:len(head)]) != head || isResponseItem(b) {
 		return nil, nil
 	}
+	if len(b) > len(head)+24 && b[len(head)+24] == '"' && codexTime(b[len(head):]) {
+		return b[len(head) : len(head)+24], b[len(head)+24:]
+	}
 	i := len(head)
 	for i < len(b) && tsByte[b[i]] {
 		i++
@@ -238,6 +249,37 @@ func lineRest(b []byte) (ts, rest []byte) {
 		return nil, nil
 	}
 	return b[len(head):i], b[i:]
+}
+
+// codexTime reports whether b starts with a time as Codex writes it,
+// 2026-11-22T02:59:33.239Z, eight bytes at a time: its separators where
+// they belong, digits elsewhere (bytes tsByte accepts, without a look at
+// each).
+func codexTime(b []byte) bool {
+	if len(b) < 24 {
+		return false
+	}
+	le := binary.LittleEndian
+	// each word with its separators checked, then replaced by '0', must
+	// be all digits
+	const s0, m0 = 0x2d00002d00000000, 0xff0000ff00000000 // YYYY-MM-
+	const s1, m1 = 0x3a0000540000, 0xff0000ff0000         // DDTHH:MM
+	const s2, m2 = 0x5a0000002e00003a, 0xff000000ff0000ff // :SS.mmmZ
+	w0, w1, w2 := le.Uint64(b), le.Uint64(b[8:]), le.Uint64(b[16:])
+	if w0&m0 != s0 || w1&m1 != s1 || w2&m2 != s2 {
+		return false
+	}
+	const zeros = 0x3030303030303030
+	return allDigits(w0&^m0|zeros&m0) && allDigits(w1&^m1|zeros&m1) && allDigits(w2&^m2|zeros&m2)
+}
+
+// allDigits reports whether the eight bytes of w are ASCII digits: each
+// has a high nibble of 3 that stays 3 once 6 is added (a low nibble of at
+// most 9; a byte of 0xfa or more would carry, but its own high nibble is
+// not 3 already).
+func allDigits(w uint64) bool {
+	const f0, x30, x06 = 0xf0f0f0f0f0f0f0f0, 0x3030303030303030, 0x0606060606060606
+	return w&f0 == x30 && (w+x06)&f0 == x30
 }
 
 // tsByte are the bytes of an RFC 3339 time.

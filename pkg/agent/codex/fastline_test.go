@@ -367,3 +367,38 @@ func FuzzTokenCountFast(f *testing.F) {
 		checkFast(t, line)
 	})
 }
+
+// TestCodexTime holds codexTime to a byte-by-byte reading of the layout,
+// with each byte of a time replaced by every other.
+func TestCodexTime(t *testing.T) {
+	ref := func(b []byte) bool {
+		const layout = "dddd-dd-ddTdd:dd:dd.dddZ"
+		if len(b) < len(layout) {
+			return false
+		}
+		for i := range len(layout) {
+			if c := layout[i]; c == 'd' && (b[i] < '0' || b[i] > '9') || c != 'd' && b[i] != c {
+				return false
+			}
+		}
+		return true
+	}
+	base := "2026-11-22T02:59:33.239Z\"x"
+	if !codexTime([]byte(base)) {
+		t.Fatal("a time of Codex's layout refused")
+	}
+	for i := range len(base) {
+		for c := 0; c < 256; c++ {
+			b := []byte(base)
+			b[i] = byte(c)
+			if got, want := codexTime(b), ref(b); got != want {
+				t.Fatalf("%q: %v, byte by byte %v", b, got, want)
+			}
+		}
+	}
+	for n := range len(base) {
+		if got, want := codexTime([]byte(base[:n])), ref([]byte(base[:n])); got != want {
+			t.Fatalf("%q: %v, byte by byte %v", base[:n], got, want)
+		}
+	}
+}

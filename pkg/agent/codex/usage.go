@@ -126,12 +126,16 @@ func scanUsage(lr *usage.LineReader, fu *usage.FileUsage, useFast bool) error {
 				}
 				continue
 			}
-			if !fast && !isResponseItem(line) {
-				fast = tokenCountFast(line, ev)
-				if fast && rest != nil {
+			switch {
+			case fast:
+			case rest != nil:
+				// lineRest read the timestamp
+				if fast = tokenCountAfter(line, ts, ev); fast {
 					tcMemo.keep(rest)
 					tcEv.copyOf(ev, nil)
 				}
+			case !isResponseItem(line):
+				fast = tokenCountFast(line, ev)
 			}
 		}
 		if !fast {
@@ -224,13 +228,14 @@ func scanUsage(lr *usage.LineReader, fu *usage.FileUsage, useFast bool) error {
 			counted = false
 		}
 		if counted {
-			fu.CumulativeView += d.usage().Total()
+			n := d.usage().Total()
+			fu.CumulativeView += n
 			if pending > 0 {
 				// the response this change adds was counted from its record
 				pending--
 				counted = false
 			} else {
-				fu.PerResponseView += d.usage().Total()
+				fu.PerResponseView += n
 			}
 		}
 		var cd codexRaw
@@ -338,15 +343,15 @@ func (s *codexState) sessctl(ev *codexEv) (codexRaw, bool) {
 		}
 		return codexRaw{}, false
 	}
-	cur := *ev.total
-	defer func() { s.prevVal = cur; s.prev = &s.prevVal }()
-	if s.prev == nil {
+	cur, prev, had := *ev.total, s.prevVal, s.prev != nil
+	s.prevVal, s.prev = cur, &s.prevVal
+	if !had {
 		return cur, true
 	}
-	if cur == *s.prev {
+	if cur == prev {
 		return codexRaw{}, false
 	}
-	if d, up := cur.sub(*s.prev); up {
+	if d, up := cur.sub(prev); up {
 		return d, true
 	}
 	// a field went down: the totals were reset (resume from an older
