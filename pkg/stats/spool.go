@@ -1,14 +1,13 @@
 package stats
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
-	"time"
 
+	"github.com/sessctl/sessctl/internal/binenc"
 	"github.com/sessctl/sessctl/pkg/session"
 	"github.com/sessctl/sessctl/pkg/usage"
 )
@@ -138,322 +137,253 @@ func (s spoolSet) totals(k int) (usage.Totals, error) {
 	return su.Totals, nil
 }
 
-// A SessionUsage on disk (appendSessionUsage): its fields in order, each
-// number a varint, each string and list its length then its elements, a
-// list that may be nil its length plus one (0: nil), a float its bits,
-// a time its MarshalBinary, a *Totals a byte (0: nil, 1: one follows, 2:
-// AsCCUsage is Totals in the other view). TestSpoolCarriesEveryField
-// fails when a field is added to SessionUsage and not here.
+// A SessionUsage on disk (appendSessionUsage), in binenc's layout: its
+// fields in order, a list that may be nil its length plus one (0: nil), a
+// float its bits, a time its MarshalBinary, a *Totals a number (0: nil,
+// 1: one follows, 2: AsCCUsage is Totals in the other view: most
+// sessions). TestSpoolRoundTrip fails when a field is added to
+// SessionUsage and not here.
+
+var errSpooled = errors.New("not a session's usage as the spool writes it")
 
 func appendSessionUsage(b []byte, su *SessionUsage) []byte {
-	b = appendString(b, string(su.Agent))
-	b = appendString(b, su.ID)
-	b = appendString(b, su.Project)
-	b = appendString(b, su.CWD)
-	b = appendString(b, su.Main)
-	b = appendStrings(b, su.Files)
-	b = appendTotals(b, &su.Totals)
-	b = appendTotalsRef(b, su.InRotations, nil)
-	b = appendTotalsRef(b, su.AsCCUsage, &su.Totals)
-	b = binary.AppendVarint(b, int64(su.PerResponse))
-	b = binary.AppendVarint(b, su.PerResponseView)
-	b = binary.AppendVarint(b, su.CumulativeView)
-	b = appendString(b, su.ViewsDiffer)
-	b = binary.AppendVarint(b, int64(su.UsageLines))
-	b = binary.AppendVarint(b, int64(su.Rejected))
-	b = appendDrops(b, su.RejectedLines)
-	b = binary.AppendVarint(b, int64(su.SessctlOnly))
-	b = appendDrops(b, su.SessctlLines)
-	b = binary.AppendVarint(b, int64(su.CCUsageOnly))
-	b = binary.AppendVarint(b, int64(su.Corrupt))
-	b = appendStrings(b, su.Errors)
-	b = binary.AppendVarint(b, su.Context)
-	b = appendString(b, su.ContextSource)
-	b = binary.AppendVarint(b, su.Window)
+	e := binenc.Encoder{B: b}
+	e.Str(string(su.Agent))
+	e.Str(su.ID)
+	e.Str(su.Project)
+	e.Str(su.CWD)
+	e.Str(su.Main)
+	putStrings(&e, su.Files)
+	putTotals(&e, &su.Totals)
+	putTotalsRef(&e, su.InRotations, nil)
+	putTotalsRef(&e, su.AsCCUsage, &su.Totals)
+	e.Int(int64(su.PerResponse))
+	e.Int(su.PerResponseView)
+	e.Int(su.CumulativeView)
+	e.Str(su.ViewsDiffer)
+	e.Int(int64(su.UsageLines))
+	e.Int(int64(su.Rejected))
+	putDrops(&e, su.RejectedLines)
+	e.Int(int64(su.SessctlOnly))
+	putDrops(&e, su.SessctlLines)
+	e.Int(int64(su.CCUsageOnly))
+	e.Int(int64(su.Corrupt))
+	putStrings(&e, su.Errors)
+	e.Int(su.Context)
+	e.Str(su.ContextSource)
+	e.Int(su.Window)
 	if su.ccusageView {
-		return append(b, 1)
+		e.Uint(1)
+	} else {
+		e.Uint(0)
 	}
-	return append(b, 0)
+	return e.B
 }
 
 func readSessionUsage(b []byte) (*SessionUsage, error) {
-	r := reader{b: b}
+	d := binenc.NewDecoder(b, errSpooled)
 	su := &SessionUsage{}
-	su.Agent = session.Agent(r.string())
-	su.ID = r.string()
-	su.Project = r.string()
-	su.CWD = r.string()
-	su.Main = r.string()
-	su.Files = r.strings()
-	r.totals(&su.Totals)
-	su.InRotations = r.totalsRef(nil)
-	su.AsCCUsage = r.totalsRef(&su.Totals)
-	su.PerResponse = int(r.varint())
-	su.PerResponseView = r.varint()
-	su.CumulativeView = r.varint()
-	su.ViewsDiffer = r.string()
-	su.UsageLines = int(r.varint())
-	su.Rejected = int(r.varint())
-	su.RejectedLines = r.drops()
-	su.SessctlOnly = int(r.varint())
-	su.SessctlLines = r.drops()
-	su.CCUsageOnly = int(r.varint())
-	su.Corrupt = int(r.varint())
-	su.Errors = r.strings()
-	su.Context = r.varint()
-	su.ContextSource = r.string()
-	su.Window = r.varint()
-	su.ccusageView = r.byte() == 1
-	if r.err == nil && len(r.b) > 0 {
-		r.err = errors.New("bytes left over")
+	su.Agent = session.Agent(d.Str())
+	su.ID = d.Str()
+	su.Project = d.Str()
+	su.CWD = d.Str()
+	su.Main = d.Str()
+	su.Files = getStrings(&d)
+	getTotals(&d, &su.Totals)
+	su.InRotations = getTotalsRef(&d, nil)
+	su.AsCCUsage = getTotalsRef(&d, &su.Totals)
+	su.PerResponse = int(d.Int())
+	su.PerResponseView = d.Int()
+	su.CumulativeView = d.Int()
+	su.ViewsDiffer = d.Str()
+	su.UsageLines = int(d.Int())
+	su.Rejected = int(d.Int())
+	su.RejectedLines = getDrops(&d)
+	su.SessctlOnly = int(d.Int())
+	su.SessctlLines = getDrops(&d)
+	su.CCUsageOnly = int(d.Int())
+	su.Corrupt = int(d.Int())
+	su.Errors = getStrings(&d)
+	su.Context = d.Int()
+	su.ContextSource = d.Str()
+	su.Window = d.Int()
+	su.ccusageView = d.Uint() == 1
+	if d.Err == nil && len(d.B) > 0 {
+		d.Fail()
 	}
-	return su, r.err
+	return su, d.Err
 }
 
-func appendString(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
+// putLen writes the length of a list that may be nil.
+func putLen(e *binenc.Encoder, n int, isNil bool) {
+	if isNil {
+		e.Int(0)
+		return
+	}
+	e.Int(int64(n) + 1)
 }
 
-func appendStrings(b []byte, ss []string) []byte {
-	if ss == nil {
-		return append(b, 0)
+// getLen reads what putLen wrote; nil is -1.
+func getLen(d *binenc.Decoder) int {
+	n := d.Count()
+	if d.Err != nil {
+		return -1
 	}
-	b = binary.AppendUvarint(b, uint64(len(ss))+1)
+	return n - 1
+}
+
+func putStrings(e *binenc.Encoder, ss []string) {
+	putLen(e, len(ss), ss == nil)
 	for _, s := range ss {
-		b = appendString(b, s)
+		e.Str(s)
 	}
-	return b
 }
 
-func appendDrops(b []byte, ds []FileDrop) []byte {
-	if ds == nil {
-		return append(b, 0)
+func getStrings(d *binenc.Decoder) []string {
+	n := getLen(d)
+	if n < 0 {
+		return nil
 	}
-	b = binary.AppendUvarint(b, uint64(len(ds))+1)
+	ss := make([]string, n)
+	for i := range ss {
+		ss[i] = d.Str()
+	}
+	return ss
+}
+
+func putDrops(e *binenc.Encoder, ds []FileDrop) {
+	putLen(e, len(ds), ds == nil)
 	for _, d := range ds {
-		b = appendString(b, d.Path)
-		b = binary.AppendVarint(b, int64(d.Line))
-		b = appendString(b, d.Reason)
+		e.Str(d.Path)
+		e.Int(int64(d.Line))
+		e.Str(d.Reason)
 	}
-	return b
 }
 
-func appendUsage(b []byte, u *session.Usage) []byte {
+func getDrops(d *binenc.Decoder) []FileDrop {
+	n := getLen(d)
+	if n < 0 {
+		return nil
+	}
+	ds := make([]FileDrop, n)
+	for i := range ds {
+		ds[i].Path = d.Str()
+		ds[i].Line = int(d.Int())
+		ds[i].Reason = d.Str()
+	}
+	return ds
+}
+
+func putUsage(e *binenc.Encoder, u *session.Usage) {
 	for _, v := range [...]int64{u.Input, u.Output, u.CacheRead, u.CacheCreation, u.Reasoning, u.CacheCreation1h} {
-		b = binary.AppendVarint(b, v)
+		e.Int(v)
 	}
-	return b
 }
 
-func appendTotals(b []byte, t *usage.Totals) []byte {
-	b = appendString(b, string(t.View))
-	return appendTotalsBody(b, t)
+func getUsage(d *binenc.Decoder, u *session.Usage) {
+	for _, p := range [...]*int64{&u.Input, &u.Output, &u.CacheRead, &u.CacheCreation, &u.Reasoning, &u.CacheCreation1h} {
+		*p = d.Int()
+	}
 }
 
-// appendTotalsBody is appendTotals without the view.
-func appendTotalsBody(b []byte, t *usage.Totals) []byte {
-	b = appendUsage(b, &t.Usage)
-	b = binary.AppendVarint(b, int64(t.Requests))
-	if t.ByModel == nil {
-		b = append(b, 0)
-	} else {
-		b = binary.AppendUvarint(b, uint64(len(t.ByModel))+1)
-		for i := range t.ByModel {
-			b = appendString(b, t.ByModel[i].Model)
-			b = appendUsage(b, &t.ByModel[i].Usage)
-		}
+func putTotals(e *binenc.Encoder, t *usage.Totals) {
+	e.Str(string(t.View))
+	putTotalsBody(e, t)
+}
+
+// putTotalsBody is putTotals without the view.
+func putTotalsBody(e *binenc.Encoder, t *usage.Totals) {
+	putUsage(e, &t.Usage)
+	e.Int(int64(t.Requests))
+	putLen(e, len(t.ByModel), t.ByModel == nil)
+	for i := range t.ByModel {
+		e.Str(t.ByModel[i].Model)
+		putUsage(e, &t.ByModel[i].Usage)
 	}
 	tb, _ := t.LastActivity.MarshalBinary() // fails only past year 32767 or for odd zones
-	b = appendString(b, string(tb))
-	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(t.CostUSD))
-	if t.Unpriced == nil {
-		return append(b, 0)
-	}
-	b = binary.AppendUvarint(b, uint64(len(t.Unpriced))+1)
+	e.Str(string(tb))
+	e.U64(math.Float64bits(t.CostUSD))
+	putLen(e, len(t.Unpriced), t.Unpriced == nil)
 	models := make([]string, 0, len(t.Unpriced))
 	for m := range t.Unpriced {
 		models = append(models, m)
 	}
 	slices.Sort(models)
 	for _, m := range models {
-		b = appendString(b, m)
-		b = binary.AppendVarint(b, t.Unpriced[m])
-	}
-	return b
-}
-
-// appendTotalsRef appends t, which may be nil, or a mark when t is same
-// in another view (a ccusage view equal to the totals: most sessions).
-func appendTotalsRef(b []byte, t, same *usage.Totals) []byte {
-	if t == nil {
-		return append(b, 0)
-	}
-	if same != nil {
-		n := len(b)
-		b = appendTotalsBody(b, t)
-		body := b[n:]
-		m := len(b)
-		b = appendTotalsBody(b, same)
-		if string(body) == string(b[m:]) {
-			b = append(b[:n], 2)
-			return appendString(b, string(t.View))
-		}
-		b = b[:n]
-	}
-	b = append(b, 1)
-	return appendTotals(b, t)
-}
-
-// reader reads what the append functions wrote; past an error it reads
-// zeros.
-type reader struct {
-	b   []byte
-	err error
-}
-
-func (r *reader) fail() {
-	if r.err == nil {
-		r.err = errors.New("truncated")
-	}
-	r.b = nil
-}
-
-func (r *reader) byte() byte {
-	if len(r.b) == 0 {
-		r.fail()
-		return 0
-	}
-	c := r.b[0]
-	r.b = r.b[1:]
-	return c
-}
-
-func (r *reader) uvarint() uint64 {
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.fail()
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *reader) varint() int64 {
-	v, n := binary.Varint(r.b)
-	if n <= 0 {
-		r.fail()
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *reader) string() string {
-	n := r.uvarint()
-	if n > uint64(len(r.b)) {
-		r.fail()
-		return ""
-	}
-	s := string(r.b[:n])
-	r.b = r.b[n:]
-	return s
-}
-
-// count reads a list's length; nil is -1.
-func (r *reader) count() int {
-	n := r.uvarint()
-	if n > uint64(len(r.b)) { // every element takes a byte at least
-		r.fail()
-		return -1
-	}
-	return int(n) - 1
-}
-
-func (r *reader) strings() []string {
-	n := r.count()
-	if n < 0 {
-		return nil
-	}
-	ss := make([]string, n)
-	for i := range ss {
-		ss[i] = r.string()
-	}
-	return ss
-}
-
-func (r *reader) drops() []FileDrop {
-	n := r.count()
-	if n < 0 {
-		return nil
-	}
-	ds := make([]FileDrop, n)
-	for i := range ds {
-		ds[i].Path = r.string()
-		ds[i].Line = int(r.varint())
-		ds[i].Reason = r.string()
-	}
-	return ds
-}
-
-func (r *reader) usage(u *session.Usage) {
-	for _, p := range [...]*int64{&u.Input, &u.Output, &u.CacheRead, &u.CacheCreation, &u.Reasoning, &u.CacheCreation1h} {
-		*p = r.varint()
+		e.Str(m)
+		e.Int(t.Unpriced[m])
 	}
 }
 
-func (r *reader) totals(t *usage.Totals) {
-	t.View = usage.View(r.string())
-	r.totalsBody(t)
+func getTotals(d *binenc.Decoder, t *usage.Totals) {
+	t.View = usage.View(d.Str())
+	getTotalsBody(d, t)
 }
 
-func (r *reader) totalsBody(t *usage.Totals) {
-	r.usage(&t.Usage)
-	t.Requests = int(r.varint())
-	if n := r.count(); n >= 0 {
+func getTotalsBody(d *binenc.Decoder, t *usage.Totals) {
+	getUsage(d, &t.Usage)
+	t.Requests = int(d.Int())
+	if n := getLen(d); n >= 0 {
 		t.ByModel = make(usage.ByModel, n)
 		for i := range t.ByModel {
-			t.ByModel[i].Model = r.string()
-			r.usage(&t.ByModel[i].Usage)
+			t.ByModel[i].Model = d.Str()
+			getUsage(d, &t.ByModel[i].Usage)
 		}
 	}
-	var at time.Time
-	if err := at.UnmarshalBinary([]byte(r.string())); err != nil && r.err == nil {
-		r.err = err
+	if err := t.LastActivity.UnmarshalBinary([]byte(d.Str())); err != nil {
+		d.Fail()
 	}
-	t.LastActivity = at
-	if len(r.b) < 8 {
-		r.fail()
-		return
-	}
-	t.CostUSD = math.Float64frombits(binary.LittleEndian.Uint64(r.b))
-	r.b = r.b[8:]
-	if n := r.count(); n >= 0 {
+	t.CostUSD = math.Float64frombits(d.U64())
+	if n := getLen(d); n >= 0 {
 		t.Unpriced = make(map[string]int64, n)
 		for range n {
-			m := r.string()
-			t.Unpriced[m] = r.varint()
+			m := d.Str()
+			t.Unpriced[m] = d.Int()
 		}
 	}
 }
 
-func (r *reader) totalsRef(same *usage.Totals) *usage.Totals {
-	switch r.byte() {
+// putTotalsRef writes t, which may be nil, or a mark when t is same in
+// another view (a ccusage view equal to the totals).
+func putTotalsRef(e *binenc.Encoder, t, same *usage.Totals) {
+	if t == nil {
+		e.Uint(0)
+		return
+	}
+	if same != nil {
+		n := len(e.B)
+		putTotalsBody(e, t)
+		m := len(e.B)
+		putTotalsBody(e, same)
+		equal := string(e.B[n:m]) == string(e.B[m:])
+		e.B = e.B[:n]
+		if equal {
+			e.Uint(2)
+			e.Str(string(t.View))
+			return
+		}
+	}
+	e.Uint(1)
+	putTotals(e, t)
+}
+
+func getTotalsRef(d *binenc.Decoder, same *usage.Totals) *usage.Totals {
+	switch d.Uint() {
 	case 0:
 		return nil
 	case 1:
 		t := &usage.Totals{}
-		r.totals(t)
+		getTotals(d, t)
 		return t
 	case 2:
 		if same != nil {
 			// sharing the totals' by-model list and map, as
 			// Consumption's does (read only)
 			t := *same
-			t.View = usage.View(r.string())
+			t.View = usage.View(d.Str())
 			return &t
 		}
 	}
-	r.fail()
+	d.Fail()
 	return nil
 }

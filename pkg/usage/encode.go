@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+
+	"github.com/sessctl/sessctl/internal/binenc"
 )
 
 // The binary form of a FileUsage, for an on-disk cache of scans
@@ -21,29 +23,29 @@ const encodingVersion = 2
 // added to a Ledger (Add rewrites the requests' model ids and releases
 // them).
 func (fu *FileUsage) MarshalBinary() ([]byte, error) {
-	e := encoder{b: make([]byte, 0, 64+len(fu.Requests)*48)}
-	e.b = append(e.b, encodingVersion)
-	e.int(int64(fu.Lines))
-	e.int(int64(fu.UsageLines))
+	e := encoder{binenc.Encoder{B: make([]byte, 0, 64+len(fu.Requests)*48)}}
+	e.B = append(e.B, encodingVersion)
+	e.Int(int64(fu.Lines))
+	e.Int(int64(fu.UsageLines))
 	e.drops(fu.Rejected)
-	e.int(int64(fu.RejectedCount))
-	e.int(int64(fu.CCUsageOnly))
-	e.int(int64(fu.SessctlOnly))
+	e.Int(int64(fu.RejectedCount))
+	e.Int(int64(fu.CCUsageOnly))
+	e.Int(int64(fu.SessctlOnly))
 	e.drops(fu.SessctlOnlyLines)
-	e.int(int64(fu.Corrupt))
-	e.int(int64(fu.PerResponse))
-	e.int(fu.PerResponseView)
-	e.int(fu.CumulativeView)
-	e.int(fu.LastActivity)
-	e.int(fu.Context)
-	e.str(fu.ContextSource)
-	e.int(fu.Window)
-	e.str(fu.CWD)
-	e.int(int64(len(fu.models.names)))
+	e.Int(int64(fu.Corrupt))
+	e.Int(int64(fu.PerResponse))
+	e.Int(fu.PerResponseView)
+	e.Int(fu.CumulativeView)
+	e.Int(fu.LastActivity)
+	e.Int(fu.Context)
+	e.Str(fu.ContextSource)
+	e.Int(fu.Window)
+	e.Str(fu.CWD)
+	e.Int(int64(len(fu.models.names)))
 	for _, n := range fu.models.names {
-		e.str(n)
+		e.Str(n)
 	}
-	e.int(int64(len(fu.Requests)))
+	e.Int(int64(len(fu.Requests)))
 	for i := range fu.Requests {
 		r := &fu.Requests[i]
 		// which fields follow, and the flags: most requests have no cost
@@ -55,31 +57,31 @@ func (fu *FileUsage) MarshalBinary() ([]byte, error) {
 				flags |= 1 << i
 			}
 		}
-		e.b = binary.AppendUvarint(e.b, flags)
+		e.B = binary.AppendUvarint(e.B, flags)
 		u := r.Usage
-		e.int(u.Input)
-		e.int(u.Output)
-		e.int(u.CacheRead)
-		e.int(u.CacheCreation)
-		e.int(u.Reasoning)
-		e.int(u.CacheCreation1h)
-		e.int(int64(r.Model))
-		e.int(r.Time)
-		e.int(int64(r.Line))
+		e.Int(u.Input)
+		e.Int(u.Output)
+		e.Int(u.CacheRead)
+		e.Int(u.CacheCreation)
+		e.Int(u.Reasoning)
+		e.Int(u.CacheCreation1h)
+		e.Int(int64(r.Model))
+		e.Int(r.Time)
+		e.Int(int64(r.Line))
 		if r.Key != 0 {
-			e.u64(r.Key)
+			e.U64(r.Key)
 		}
 		if r.MsgKey != 0 {
-			e.u64(r.MsgKey)
+			e.U64(r.MsgKey)
 		}
 		if r.line != 0 {
-			e.u64(r.line)
+			e.U64(r.line)
 		}
 		if r.CostUSD != 0 {
-			e.u64(math.Float64bits(r.CostUSD))
+			e.U64(math.Float64bits(r.CostUSD))
 		}
 	}
-	return e.b, nil
+	return e.B, nil
 }
 
 // errEncoding is returned for bytes MarshalBinary did not write.
@@ -107,30 +109,30 @@ func (fu *FileUsage) UnmarshalBinary(b []byte) error {
 	if len(b) == 0 || b[0] != encodingVersion {
 		return errEncoding
 	}
-	d := decoder{b: b[1:]}
-	fu.Lines = int(d.int())
-	fu.UsageLines = int(d.int())
+	d := decoder{binenc.NewDecoder(b[1:], errEncoding)}
+	fu.Lines = int(d.Int())
+	fu.UsageLines = int(d.Int())
 	fu.Rejected = d.drops()
-	fu.RejectedCount = int(d.int())
-	fu.CCUsageOnly = int(d.int())
-	fu.SessctlOnly = int(d.int())
+	fu.RejectedCount = int(d.Int())
+	fu.CCUsageOnly = int(d.Int())
+	fu.SessctlOnly = int(d.Int())
 	fu.SessctlOnlyLines = d.drops()
-	fu.Corrupt = int(d.int())
-	fu.PerResponse = int(d.int())
-	fu.PerResponseView = d.int()
-	fu.CumulativeView = d.int()
-	fu.LastActivity = d.int()
-	fu.Context = d.int()
-	fu.ContextSource = d.str()
-	fu.Window = d.int()
-	fu.CWD = d.str()
+	fu.Corrupt = int(d.Int())
+	fu.PerResponse = int(d.Int())
+	fu.PerResponseView = d.Int()
+	fu.CumulativeView = d.Int()
+	fu.LastActivity = d.Int()
+	fu.Context = d.Int()
+	fu.ContextSource = d.Str()
+	fu.Window = d.Int()
+	fu.CWD = d.Str()
 	fu.models = modelTable{}
-	for n := d.count(); n > 0 && d.err == nil; n-- {
-		fu.models.id(d.str())
+	for n := d.Count(); n > 0 && d.Err == nil; n-- {
+		fu.models.id(d.Str())
 	}
-	n := d.count()
-	if d.err != nil {
-		return d.err
+	n := d.Count()
+	if d.Err != nil {
+		return d.Err
 	}
 	if cap(fu.Requests) >= n {
 		fu.Requests = fu.Requests[:n]
@@ -140,129 +142,61 @@ func (fu *FileUsage) UnmarshalBinary(b []byte) error {
 	for i := range fu.Requests {
 		r := &fu.Requests[i]
 		*r = Request{}
-		flags := d.uint()
+		flags := d.Uint()
 		r.Sidechain, r.Speed, r.HasCost = flags&1 != 0, flags&2 != 0, flags&4 != 0
 		r.Counted, r.CCUsage = flags&8 != 0, flags&16 != 0
-		r.Usage.Input = d.int()
-		r.Usage.Output = d.int()
-		r.Usage.CacheRead = d.int()
-		r.Usage.CacheCreation = d.int()
-		r.Usage.Reasoning = d.int()
-		r.Usage.CacheCreation1h = d.int()
-		r.Model = ModelID(d.int())
-		r.Time = d.int()
-		r.Line = int32(d.int())
+		r.Usage.Input = d.Int()
+		r.Usage.Output = d.Int()
+		r.Usage.CacheRead = d.Int()
+		r.Usage.CacheCreation = d.Int()
+		r.Usage.Reasoning = d.Int()
+		r.Usage.CacheCreation1h = d.Int()
+		r.Model = ModelID(d.Int())
+		r.Time = d.Int()
+		r.Line = int32(d.Int())
 		if flags&32 != 0 {
-			r.Key = d.u64()
+			r.Key = d.U64()
 		}
 		if flags&64 != 0 {
-			r.MsgKey = d.u64()
+			r.MsgKey = d.U64()
 		}
 		if flags&128 != 0 {
-			r.line = d.u64()
+			r.line = d.U64()
 		}
 		if flags&256 != 0 {
-			r.CostUSD = math.Float64frombits(d.u64())
+			r.CostUSD = math.Float64frombits(d.U64())
 		}
-		if d.err != nil {
-			return d.err
+		if d.Err != nil {
+			return d.Err
 		}
 	}
-	if len(d.b) != 0 {
+	if len(d.B) != 0 {
 		return errEncoding
 	}
-	return d.err
+	return d.Err
 }
 
-type encoder struct{ b []byte }
+type encoder struct{ binenc.Encoder }
 
-func (e *encoder) int(v int64)  { e.b = binary.AppendVarint(e.b, v) }
-func (e *encoder) u64(v uint64) { e.b = binary.LittleEndian.AppendUint64(e.b, v) }
-func (e *encoder) str(s string) {
-	e.b = binary.AppendUvarint(e.b, uint64(len(s)))
-	e.b = append(e.b, s...)
-}
 func (e *encoder) drops(ds []Drop) {
-	e.int(int64(len(ds)))
+	e.Int(int64(len(ds)))
 	for _, d := range ds {
-		e.int(int64(d.Line))
-		e.str(d.Reason)
+		e.Int(int64(d.Line))
+		e.Str(d.Reason)
 	}
 }
 
-type decoder struct {
-	b   []byte
-	err error
-}
-
-func (d *decoder) fail() { d.err, d.b = errEncoding, nil }
-
-func (d *decoder) int() int64 {
-	if len(d.b) > 0 && d.b[0] < 0x80 { // one byte: most fields
-		u := int64(d.b[0])
-		d.b = d.b[1:]
-		return u>>1 ^ -(u & 1)
-	}
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.fail()
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *decoder) uint() uint64 {
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.fail()
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-// count reads a length, which cannot exceed the bytes left (every element
-// takes at least one).
-func (d *decoder) count() int {
-	v := d.int()
-	if v < 0 || v > int64(len(d.b)) {
-		d.fail()
-		return 0
-	}
-	return int(v)
-}
-
-func (d *decoder) u64() uint64 {
-	if len(d.b) < 8 {
-		d.fail()
-		return 0
-	}
-	v := binary.LittleEndian.Uint64(d.b)
-	d.b = d.b[8:]
-	return v
-}
-
-func (d *decoder) str() string {
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 || v > uint64(len(d.b)-n) {
-		d.fail()
-		return ""
-	}
-	s := string(d.b[n : n+int(v)])
-	d.b = d.b[n+int(v):]
-	return s
-}
+type decoder struct{ binenc.Decoder }
 
 func (d *decoder) drops() []Drop {
-	n := d.count()
+	n := d.Count()
 	if n == 0 {
 		return nil
 	}
 	out := make([]Drop, 0, n)
-	for ; n > 0 && d.err == nil; n-- {
-		line := int(d.int())
-		out = append(out, Drop{line, d.str()})
+	for ; n > 0 && d.Err == nil; n-- {
+		line := int(d.Int())
+		out = append(out, Drop{line, d.Str()})
 	}
 	return out
 }
