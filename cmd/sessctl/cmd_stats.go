@@ -297,11 +297,7 @@ func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt s
 	// and held to the end; every other report keeps its results on disk
 	// as they come (stats.ManyReport), and holds a few bytes of each
 	byRequests := opt.by == stats.ByDay || opt.by == stats.ByModel
-	reportBy := opt.by
-	if byRequests {
-		reportBy = stats.BySession // its rows are not used
-	}
-	rep, err := stats.NewManyReport(reportBy, len(ss))
+	rep, err := stats.NewManyReport(opt.by, len(ss))
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
@@ -356,12 +352,12 @@ func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt s
 			return err
 		}
 	}
-	rowsBySession, err := rep.Groups()
+	own, err := rep.Finish() // the totals are final from here
 	if err != nil {
 		return err
 	}
 	if groups == nil {
-		groups = rowsBySession
+		groups = own
 	}
 	out := statsManyJSON{By: opt.by, Totals: rep.Totals, AsCCUsage: rep.AsCCUsage, InRotations: rep.InRotations,
 		Rejected: rep.Rejected, Corrupt: rep.Corrupt, CountedNotByCCUsage: rep.SessctlOnly}

@@ -1,6 +1,10 @@
 package stats
 
-import "github.com/sessctl/sessctl/pkg/usage"
+import (
+	"fmt"
+
+	"github.com/sessctl/sessctl/pkg/usage"
+)
 
 // ManyReport is the report over many sessions (stats --all) made from their
 // results as they come, in any order (ConsumptionEach): its totals, its
@@ -32,7 +36,10 @@ type ManyReport struct {
 	group                 []*groupAcc // by place (by project or agent)
 }
 
-// NewManyReport makes a report by session, project or agent over n sessions.
+// NewManyReport makes a report over n sessions by session, project, agent,
+// day or model. By day and by model its rows are not its own (Finish
+// gives none): they are made of the requests, which it does not keep
+// (Group).
 func NewManyReport(by string, n int) (*ManyReport, error) {
 	r := &ManyReport{By: by, Totals: usage.Totals{View: usage.ViewSessctl}, AsCCUsage: usage.Totals{View: usage.ViewCCUsage},
 		spool: NewSpool(), slot: make([]int32, n), cost: make([]float64, n), ccCost: make([]float64, n)}
@@ -40,24 +47,24 @@ func NewManyReport(by string, n int) (*ManyReport, error) {
 		r.slot[i] = -1
 	}
 	switch by {
-	case BySession:
+	case BySession, ByDay, ByModel:
 	case ByProject, ByAgent:
 		r.grouper = newGrouper(by)
 		r.group = make([]*groupAcc, n)
 	default:
-		_, err := NewGrouper(by)
-		return nil, err
+		return nil, fmt.Errorf("%w %q (use session, project, day, model or agent)", ErrBadGroup, by)
 	}
 	return r, nil
 }
 
 // Add counts su, the result of the session at place i.
 func (r *ManyReport) Add(i int, su *SessionUsage) error {
-	r.slot[i] = int32(r.spool.Len())
-	r.place = append(r.place, int32(i))
+	k := r.spool.Len()
 	if err := r.spool.Add(su); err != nil {
 		return err
 	}
+	r.slot[i] = int32(k)
+	r.place = append(r.place, int32(i))
 	r.Totals.Merge(su.Totals)
 	r.cost[i] = su.Totals.CostUSD
 	if su.AsCCUsage != nil {
@@ -108,8 +115,10 @@ func (r *ManyReport) byPlace(k int) int {
 // IDs are the sessions' ids (in no order).
 func (r *ManyReport) IDs() []string { return r.spool.id }
 
-// Groups sums the costs in the order of places and returns the rows.
-func (r *ManyReport) Groups() (*Groups, error) {
+// Finish sums the costs in the order of places, which makes the totals
+// final, and returns the rows (by day or by model: nil). Call it once,
+// after the last Add.
+func (r *ManyReport) Finish() (*Groups, error) {
 	sum := func(cost []float64) float64 {
 		s := 0.0
 		for i, k := range r.slot {
@@ -123,7 +132,10 @@ func (r *ManyReport) Groups() (*Groups, error) {
 	if r.InRotations != nil {
 		r.InRotations.CostUSD = sum(r.rotCost)
 	}
-	if r.grouper == nil {
+	switch r.By {
+	case ByDay, ByModel:
+		return nil, nil
+	case BySession:
 		return r.spool.groups(r.place)
 	}
 	for _, a := range r.grouper.rows {

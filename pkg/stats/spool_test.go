@@ -117,3 +117,64 @@ func TestSpoolGroupsAsGroup(t *testing.T) {
 		t.Error(got.Err())
 	}
 }
+
+// A ManyReport's sums do not depend on the order its results come in
+// (the memo gives them by main file): costs, whose floating-point sums
+// depend on their order, are summed in the order of the sessions' places,
+// as a loop over the list of results in that order sums them; and its
+// rows by project are Group's.
+func TestManyReportOrder(t *testing.T) {
+	costs := []float64{0.1, 1e16, 0.2, -1e16, 0.3, 0.7, 1.0 / 3}
+	var sus []*SessionUsage
+	for i, c := range costs {
+		tot := usage.Totals{View: usage.ViewSessctl, Usage: session.Usage{Input: int64(i + 1)}, Requests: 1, CostUSD: c,
+			ByModel: usage.ByModel{{Model: "m", Usage: session.Usage{Input: int64(i + 1)}}}}
+		ccu := tot
+		ccu.View = usage.ViewCCUsage
+		sus = append(sus, &SessionUsage{Agent: "claude", ID: string(rune('a' + i)), Project: []string{"p", "q"}[i%2],
+			Files: []string{}, Totals: tot, AsCCUsage: &ccu, InRotations: &tot})
+	}
+	// what a loop over the list in order sums
+	want := usage.Totals{View: usage.ViewSessctl}
+	for _, su := range sus {
+		want.Merge(su.Totals)
+	}
+	wantRows, err := Group(sus, ByProject, time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, order := range [][]int{{0, 1, 2, 3, 4, 5, 6}, {6, 5, 4, 3, 2, 1, 0}, {3, 0, 5, 1, 6, 2, 4}} {
+		r, err := NewManyReport(ByProject, len(sus))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, i := range order {
+			if err := r.Add(i, sus[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rows, err := r.Finish()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(r.Totals, want) {
+			t.Errorf("order %v: totals %+v, want %+v", order, r.Totals, want)
+		}
+		if r.AsCCUsage.CostUSD != want.CostUSD || r.InRotations.CostUSD != want.CostUSD {
+			t.Errorf("order %v: other views' costs %v, %v, want %v", order, r.AsCCUsage.CostUSD, r.InRotations.CostUSD, want.CostUSD)
+		}
+		for k := range wantRows.Len() {
+			if g, w := rows.Row(k), wantRows.Row(k); g.Key != w.Key || g.Sessions != w.Sessions || g.Totals.CostUSD != w.Totals.CostUSD || g.Totals.Total() != w.Totals.Total() {
+				t.Errorf("order %v, row %d: %+v, want %+v", order, k, g, w)
+			}
+		}
+		// read back in the order of places
+		for k := range sus {
+			su, err := r.Session(k)
+			if err != nil || su.ID != sus[k].ID {
+				t.Errorf("order %v: session %d read back as %v (%v)", order, k, su, err)
+			}
+		}
+		r.Close()
+	}
+}
