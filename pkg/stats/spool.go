@@ -18,8 +18,13 @@ import (
 // about a kilobyte in memory (its totals by model, its files, its lines),
 // and a report over 100,000 sessions held them all to its end; a Spool
 // holds about 40 bytes and the id of each.
+//
+// The first SpoolMemory bytes of results stay in memory: a small report
+// touches no disk, and works where $TMPDIR cannot be written to.
 type Spool struct {
 	file   *usage.SpillFile
+	mem    []byte // the results, until they pass SpoolMemory
+	onDisk bool   // since then, in file (mem's bytes first)
 	buf    []byte
 	at     []int64 // where each result starts; it ends where the next starts
 	end    int64
@@ -29,13 +34,17 @@ type Spool struct {
 	agents []session.Agent
 }
 
+// SpoolMemory is how many bytes of results a Spool holds in memory before
+// it writes them to disk (about 8,000 sessions). A variable for tests.
+var SpoolMemory = 2 << 20
+
 // NewSpool makes an empty Spool. Close frees its file.
 func NewSpool() *Spool { return &Spool{file: usage.NewSpillFile()} }
 
 // Add keeps su, the next session of the report.
 func (sp *Spool) Add(su *SessionUsage) error {
 	sp.buf = appendSessionUsage(sp.buf[:0], su)
-	at, err := sp.file.Write(sp.buf)
+	at, err := sp.write(sp.buf)
 	if err != nil {
 		return err
 	}
@@ -55,6 +64,21 @@ func (sp *Spool) Add(su *SessionUsage) error {
 	return nil
 }
 
+// write keeps b and returns where it starts.
+func (sp *Spool) write(b []byte) (int64, error) {
+	if !sp.onDisk && len(sp.mem)+len(b) <= SpoolMemory {
+		sp.mem = append(sp.mem, b...)
+		return int64(len(sp.mem) - len(b)), nil
+	}
+	if !sp.onDisk {
+		if _, err := sp.file.Write(sp.mem); err != nil {
+			return 0, err
+		}
+		sp.mem, sp.onDisk = nil, true
+	}
+	return sp.file.Write(b)
+}
+
 // Len is the number of sessions kept.
 func (sp *Spool) Len() int { return len(sp.at) }
 
@@ -68,9 +92,14 @@ func (sp *Spool) Session(k int) (*SessionUsage, error) {
 	if k+1 < len(sp.at) {
 		end = sp.at[k+1]
 	}
-	b := make([]byte, end-sp.at[k])
-	if err := sp.file.ReadAt(b, sp.at[k]); err != nil {
-		return nil, err
+	var b []byte
+	if sp.onDisk {
+		b = make([]byte, end-sp.at[k])
+		if err := sp.file.ReadAt(b, sp.at[k]); err != nil {
+			return nil, err
+		}
+	} else {
+		b = sp.mem[sp.at[k]:end]
 	}
 	su, err := readSessionUsage(b)
 	if err != nil {
@@ -80,7 +109,10 @@ func (sp *Spool) Session(k int) (*SessionUsage, error) {
 }
 
 // Close frees the file; the Spool gives nothing more.
-func (sp *Spool) Close() error { return sp.file.Close() }
+func (sp *Spool) Close() error {
+	sp.mem = nil
+	return sp.file.Close()
+}
 
 // key is session k's key in a report by session (sessionKey).
 func (sp *Spool) key(k int) string { return string(sp.agents[sp.agent[k]]) + ":" + sp.id[k] }

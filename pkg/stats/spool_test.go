@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -48,22 +49,36 @@ func TestSpoolRoundTrip(t *testing.T) {
 	su2.Totals.LastActivity = time.Time{}
 	same.LastActivity = time.Time{}
 	su3 := &SessionUsage{Agent: "kimi", ID: "id3"}
+	// in memory, on disk from the first, and moved to disk after the
+	// first
+	one := len(appendSessionUsage(nil, su))
+	for _, mem := range []int{4 << 20, 0, one} {
+		old := SpoolMemory
+		SpoolMemory = mem
+		sp := NewSpool()
+		for _, s := range []*SessionUsage{su, su2, su3} {
+			if err := sp.Add(s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		SpoolMemory = old
+		if onDisk := mem < 2*one; sp.onDisk != onDisk {
+			t.Errorf("SpoolMemory %d: on disk %v, want %v", mem, sp.onDisk, onDisk)
+		}
+		for k, want := range []*SessionUsage{su, su2, su3} {
+			got, err := sp.Session(k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("SpoolMemory %d, session %d:\n got %+v\nwant %+v", mem, k, got, want)
+			}
+		}
+		sp.Close()
+	}
 	sp := NewSpool()
 	defer sp.Close()
-	for _, s := range []*SessionUsage{su, su2, su3} {
-		if err := sp.Add(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for k, want := range []*SessionUsage{su, su2, su3} {
-		got, err := sp.Session(k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Errorf("session %d:\n got %+v\nwant %+v", k, got, want)
-		}
-	}
+	sp.Add(su)
 	if b := appendSessionUsage(nil, su2); len(b) >= len(appendSessionUsage(nil, &SessionUsage{Agent: "codex", ID: "id2", Files: []string{}, Totals: su.Totals, AsCCUsage: su.AsCCUsage})) {
 		t.Error("a ccusage view equal to the totals takes as much room as another")
 	}
@@ -176,5 +191,27 @@ func TestManyReportOrder(t *testing.T) {
 			}
 		}
 		r.Close()
+	}
+}
+
+// A small report touches no disk: it works where $TMPDIR cannot be
+// written to, as stats --all did before its results went to disk; a large
+// one says why it cannot.
+func TestSpoolSmallInMemory(t *testing.T) {
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "none"))
+	sp := NewSpool()
+	defer sp.Close()
+	su := spoolSample()
+	if err := sp.Add(su); err != nil {
+		t.Fatalf("a small spool wrote to disk: %v", err)
+	}
+	if got, err := sp.Session(0); err != nil || !reflect.DeepEqual(got, su) {
+		t.Errorf("read back %+v, %v", got, err)
+	}
+	old := SpoolMemory
+	SpoolMemory = 0
+	defer func() { SpoolMemory = old }()
+	if err := sp.Add(su); err == nil {
+		t.Error("a spool past its memory wrote to a $TMPDIR that does not exist")
 	}
 }
