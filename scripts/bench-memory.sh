@@ -11,7 +11,8 @@
 # Then stats --all over a store of many small sessions (10,000 by default),
 # through the index: its first run, which writes the index and the whole
 # run's result, and a warm run. What a run holds grows with the number of
-# sessions (docs/index.md, "Left to do"): 64 MB holds 10,000.
+# sessions (docs/index.md, "Left to do"): 64 MB holds 20,000 since the
+# results go to disk (59.6 MiB, first run), with room to spare at 10,000.
 #
 # BASELINE=/path/to/an/older/sessctl measures that binary beside this one
 # and holds this one's output to it byte for byte (the spilling ledger must
