@@ -113,14 +113,17 @@ func ConsumptionEach(ctx context.Context, ss []*session.Session, progress Progre
 	})
 }
 
-// consumeAll is consume, closing its source.
+// consumeAll is consume, closing its source. Every result has been given
+// by then, so a temporary file of the ledger's that cannot be removed does
+// not fail the run (as Close's error, which callers ignored, did not).
 func consumeAll(ctx context.Context, ss []*session.Session, progress Progress, read ReadFile, seen func(sess int, fu *usage.FileUsage), release bool,
 	emit func(i int, su *SessionUsage) error) error {
 	sc, err := consume(ctx, ss, progress, read, seen, release, emit)
 	if err != nil {
 		return err
 	}
-	return sc.close()
+	sc.close()
+	return nil
 }
 
 // canonical returns ss in their canonical order (by main file, agent and
