@@ -291,11 +291,10 @@ func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt s
 		cwds = nil
 	}
 	pr := newProgress(ctx, env, opt.progress, "scanning", 0, unitBytes)
-	// the rows by day or by model are made of the requests themselves,
-	// which the report does not keep: their results are worked out whole,
-	// without the index's memo of whole runs (which does not keep them)
-	// and held to the end; every other report keeps its results on disk
-	// as they come (stats.ManyReport), and holds a few bytes of each
+	// the report keeps the results on disk as they come
+	// (stats.ManyReport), and holds a few bytes of each; the rows by day
+	// or by model are made of the requests themselves, which the index's
+	// memo of whole runs does not keep: those runs are worked out whole
 	byRequests := opt.by == stats.ByDay || opt.by == stats.ByModel
 	rep, err := stats.NewManyReport(opt.by, len(ss))
 	if err != nil {
@@ -318,25 +317,24 @@ func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt s
 	}
 	var groups *stats.Groups
 	if byRequests {
-		var sus []*stats.SessionUsage
-		sus, err = stats.ConsumptionMemo(ctx, ss, pr.set, ix.ReadUsage, nil)
+		// each result kept on disk as it comes, and the requests kept
+		// (on disk past the ledger's budget) for the rows
+		kept := make([]bool, len(ss))
+		rq, err := stats.ConsumptionRequests(ctx, ss, pr.set, ix.ReadUsage, func(i int, su *stats.SessionUsage) error {
+			if !keep(i, su) {
+				return nil
+			}
+			kept[i] = true
+			return rep.Add(i, su)
+		})
 		closeIndex(ix)
 		pr.done()
 		if err != nil {
 			return err
 		}
-		defer stats.Close(sus)
-		kept := sus[:0:0]
-		for i, su := range sus {
-			if keep(i, su) {
-				if err := rep.Add(i, su); err != nil {
-					return err
-				}
-				kept = append(kept, su)
-			}
-		}
-		if groups, err = stats.Group(kept, opt.by, opt.loc); err != nil {
-			return usageErrorf("%v", err)
+		defer rq.Close()
+		if groups, err = stats.GroupRequests(rq, opt.by, opt.loc, func(i int) bool { return kept[i] }); err != nil {
+			return err
 		}
 	} else {
 		// the result of the whole run comes from the index when no file

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/sessctl/sessctl/pkg/usage"
 	"github.com/sessctl/sessctl/pkg/usageexport"
 )
 
@@ -300,5 +301,46 @@ func TestExportUsageOutputPaths(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
 		t.Errorf("left in the directory: %v", entries)
+	}
+}
+
+// stats --by day and --by model with --project count the requests of the
+// sessions the project keeps, and no others: the rows sum to the recorded
+// total of the sessions listed. (They did not before the thirteenth
+// session, when the project filter rewrote the list the requests named
+// their sessions by.)
+func TestStatsByRequestsProjectRows(t *testing.T) {
+	root := filepath.Join("..", "..", "testdata", "sessions")
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	for _, project := range []string{"alice/src", "web", "api", "app"} {
+		for _, by := range []string{"day", "model"} {
+			out, errOut, code := runCLI(t, "stats", "--all", "--by", by, "--project", project, "--json", "--no-progress", "--root", root)
+			if code != 0 {
+				t.Fatalf("--by %s --project %s: exit %d: %s", by, project, code, errOut)
+			}
+			var got struct {
+				Recorded usage.Totals `json:"recorded"`
+				Groups   []struct {
+					Recorded usage.Totals `json:"recorded"`
+				} `json:"groups"`
+				Sessions []struct {
+					Recorded usage.Totals `json:"recorded"`
+				} `json:"sessions"`
+			}
+			if err := json.Unmarshal([]byte(out), &got); err != nil {
+				t.Fatal(err)
+			}
+			var rows, sessions int64
+			for _, g := range got.Groups {
+				rows += g.Recorded.Total()
+			}
+			for _, s := range got.Sessions {
+				sessions += s.Recorded.Total()
+			}
+			if rows != sessions || sessions != got.Recorded.Total() || len(got.Sessions) == 0 {
+				t.Errorf("--by %s --project %s: rows sum to %d, the %d sessions to %d, recorded %d",
+					by, project, rows, len(got.Sessions), sessions, got.Recorded.Total())
+			}
+		}
 	}
 }

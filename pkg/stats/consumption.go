@@ -757,27 +757,55 @@ func Group(sus []*SessionUsage, by string, loc *time.Location) (*Groups, error) 
 	g := newGrouper(by)
 	// request by request
 	err := EachRequest(sus, func(su *SessionUsage, r *usage.Request) error {
-		if r.Usage.Total() == 0 {
-			return nil // synthetic replies: no row of zeros
-		}
-		m := su.Model(r)
-		k := m
-		switch {
-		case by == ByDay && r.Time > 0:
-			k = time.UnixMilli(r.Time).In(loc).Format("2006-01-02")
-		case by == ByDay || k == "":
-			k = "(unknown)"
-		}
-		if by == ByModel {
-			m = k // an unknown model is priced as "(unknown)"
-		}
-		g.get(k, su).row.Totals.Add(r, m)
+		g.addRequest(su, su.Agent, su.Model(r), r, loc)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return g.Groups(), nil
+}
+
+// GroupRequests is Group by day or by model of the requests of rq, of the
+// sessions kept says (by their place in rq.Sessions): the rows Group gives
+// of the results of those sessions, without them.
+func GroupRequests(rq *Requests, by string, loc *time.Location, kept func(sess int) bool) (*Groups, error) {
+	if by != ByDay && by != ByModel {
+		return nil, fmt.Errorf("%w %q (requests group by day or model)", ErrBadGroup, by)
+	}
+	g := newGrouper(by)
+	if rq.src != nil {
+		err := rq.src.each(func(sess int, r *usage.Request) error {
+			if s := &rq.Sessions[sess]; kept(sess) {
+				g.addRequest(s, s.Agent, rq.Model(r), r, loc)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return g.Groups(), nil
+}
+
+// addRequest counts request r (of model m) of session who (compared to
+// the last session counted in its row) and agent a in its row by day (in
+// loc) or by model.
+func (g *Grouper) addRequest(who any, a session.Agent, m string, r *usage.Request, loc *time.Location) {
+	if r.Usage.Total() == 0 {
+		return // synthetic replies: no row of zeros
+	}
+	k := m
+	switch {
+	case g.by == ByDay && r.Time > 0:
+		k = time.UnixMilli(r.Time).In(loc).Format("2006-01-02")
+	case g.by == ByDay || k == "":
+		k = "(unknown)"
+	}
+	if g.by == ByModel {
+		m = k // an unknown model is priced as "(unknown)"
+	}
+	g.get(k, who, a).row.Totals.Add(r, m)
 }
 
 // Grouper groups whole sessions by project or agent as they come (Add),
@@ -792,7 +820,7 @@ type Grouper struct {
 // its agents are a few
 type groupAcc struct {
 	row    GroupRow
-	last   *SessionUsage
+	last   any  // the last session counted: a *SessionUsage or *SessionRef
 	merged int  // whole sessions' totals merged into row
 	shared bool // row.Totals shares the maps of the one merged
 }
@@ -808,17 +836,17 @@ func NewGrouper(by string) (*Grouper, error) {
 
 func newGrouper(by string) *Grouper { return &Grouper{by: by, rows: map[string]*groupAcc{}} }
 
-func (g *Grouper) get(k string, su *SessionUsage) *groupAcc {
+func (g *Grouper) get(k string, who any, agent session.Agent) *groupAcc {
 	a, ok := g.rows[k]
 	if !ok {
 		a = &groupAcc{row: GroupRow{Key: k}}
 		g.rows[k] = a
 	}
-	if a.last != su {
-		a.last = su
+	if a.last != who {
+		a.last = who
 		a.row.Sessions++
 	}
-	if ag := string(su.Agent); !slices.Contains(a.row.Agents, ag) {
+	if ag := string(agent); !slices.Contains(a.row.Agents, ag) {
 		a.row.Agents = append(a.row.Agents, ag)
 	}
 	return a
@@ -832,7 +860,7 @@ func (g *Grouper) add(su *SessionUsage) *groupAcc {
 	if g.by == ByProject {
 		k = cmp.Or(su.CWD, su.Project, "(none)")
 	}
-	a := g.get(k, su)
+	a := g.get(k, su, su.Agent)
 	// a group's first totals are taken as they are, their maps shared
 	// (read only from here on), so that grouping 100,000 sessions by
 	// session copies none of their by-model maps

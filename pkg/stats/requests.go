@@ -3,6 +3,7 @@ package stats
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/sessctl/sessctl/pkg/session"
 	"github.com/sessctl/sessctl/pkg/usage"
@@ -54,6 +55,25 @@ func CountedRequests(ctx context.Context, ss []*session.Session, progress Progre
 		if fu.Class&usage.Gauge != 0 {
 			gaugeCWD(&rq.Sessions[sess].Project, &rq.Sessions[sess].CWD, fu)
 		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	src.adopt()
+	rq.src = src
+	return rq, nil
+}
+
+// ConsumptionRequests is ConsumptionEach without a memo, which also
+// returns the requests it counted (Each; GroupRequests): what a report by
+// day or by model needs, without holding the results. Its Sessions are
+// the sessions' names as their results gave them; Errors and Unread are
+// not set (each result has its own). Close frees the requests' files.
+func ConsumptionRequests(ctx context.Context, ss []*session.Session, progress Progress, read ReadFile, each func(i int, su *SessionUsage) error) (*Requests, error) {
+	rq := &Requests{Sessions: make([]SessionRef, len(ss))}
+	src, err := consume(ctx, slices.Clone(ss), progress, read, nil, true, func(i int, su *SessionUsage) error {
+		rq.Sessions[i] = SessionRef{Agent: su.Agent, ID: su.ID, Project: su.Project, CWD: su.CWD}
+		return each(i, su)
 	})
 	if err != nil {
 		return nil, err

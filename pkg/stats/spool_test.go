@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"context"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -213,5 +214,60 @@ func TestSpoolSmallInMemory(t *testing.T) {
 	defer func() { SpoolMemory = old }()
 	if err := sp.Add(su); err == nil {
 		t.Error("a spool past its memory wrote to a $TMPDIR that does not exist")
+	}
+}
+
+// GroupRequests' rows by day and by model are Group's of the same sessions'
+// results, and a session left out (--project) gives no row any request:
+// each row sums to the sessions kept. (stats --by day --project counted the
+// requests of sessions it had left out until the thirteenth session: it
+// filtered its results in place, in the list its requests named their
+// sessions by.)
+func TestGroupRequestsKept(t *testing.T) {
+	res := session.Discover([]session.Root{{Path: filepath.Join(repoDir(t), "testdata/sessions")}}, false)
+	ctx := context.Background()
+	sus, err := Consumption(ctx, res.Sessions, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer Close(sus)
+	for skip := -1; skip < len(res.Sessions); skip++ {
+		var want int64
+		var keptSus []*SessionUsage
+		for i, su := range sus {
+			if i != skip {
+				want += su.Totals.Total()
+				keptSus = append(keptSus, su)
+			}
+		}
+		given := 0
+		rq, err := ConsumptionRequests(ctx, res.Sessions, nil, nil, func(int, *SessionUsage) error { given++; return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if given != len(res.Sessions) {
+			t.Errorf("%d results given of %d", given, len(res.Sessions))
+		}
+		for _, by := range []string{ByDay, ByModel} {
+			got, err := GroupRequests(rq, by, time.UTC, func(i int) bool { return i != skip })
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantRows, err := Group(keptSus, by, time.UTC)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sum int64
+			for k := range got.Len() {
+				sum += got.Row(k).Totals.Total()
+				if k < wantRows.Len() && !reflect.DeepEqual(got.Row(k), wantRows.Row(k)) {
+					t.Errorf("skip %d, --by %s, row %d:\n got %+v\nwant %+v", skip, by, k, got.Row(k), wantRows.Row(k))
+				}
+			}
+			if sum != want || got.Len() != wantRows.Len() {
+				t.Errorf("skip %d, --by %s: %d rows summing to %d; want %d rows, %d", skip, by, got.Len(), sum, wantRows.Len(), want)
+			}
+		}
+		rq.Close()
 	}
 }
