@@ -756,8 +756,14 @@ func Group(sus []*SessionUsage, by string, loc *time.Location) (*Groups, error) 
 	}
 	g := newGrouper(by)
 	// request by request
+	// the requests come session by session: a session is one ref
+	var last *SessionUsage
+	var ref *SessionRef
 	err := EachRequest(sus, func(su *SessionUsage, r *usage.Request) error {
-		g.addRequest(su, su.Agent, su.Model(r), r, loc)
+		if su != last {
+			last, ref = su, &SessionRef{Agent: su.Agent, ID: su.ID}
+		}
+		g.addRequest(ref, su.Agent, su.Model(r), r, loc)
 		return nil
 	})
 	if err != nil {
@@ -791,7 +797,7 @@ func GroupRequests(rq *Requests, by string, loc *time.Location, kept func(sess i
 // addRequest counts request r (of model m) of session who (compared to
 // the last session counted in its row) and agent a in its row by day (in
 // loc) or by model.
-func (g *Grouper) addRequest(who any, a session.Agent, m string, r *usage.Request, loc *time.Location) {
+func (g *Grouper) addRequest(who *SessionRef, a session.Agent, m string, r *usage.Request, loc *time.Location) {
 	if r.Usage.Total() == 0 {
 		return // synthetic replies: no row of zeros
 	}
@@ -820,9 +826,9 @@ type Grouper struct {
 // its agents are a few
 type groupAcc struct {
 	row    GroupRow
-	last   any  // the last session counted: a *SessionUsage or *SessionRef
-	merged int  // whole sessions' totals merged into row
-	shared bool // row.Totals shares the maps of the one merged
+	last   *SessionRef // the last session whose requests were counted
+	merged int         // whole sessions' totals merged into row
+	shared bool        // row.Totals shares the maps of the one merged
 }
 
 // NewGrouper returns a Grouper by project or agent (ByProject, ByAgent);
@@ -836,13 +842,17 @@ func NewGrouper(by string) (*Grouper, error) {
 
 func newGrouper(by string) *Grouper { return &Grouper{by: by, rows: map[string]*groupAcc{}} }
 
-func (g *Grouper) get(k string, who any, agent session.Agent) *groupAcc {
+// get returns row k, counting in it the session who, unless its last
+// session was who; a nil who is a whole session (Add), always one more.
+// A row keeps no session's result: one held in it would hold all the
+// paths of its scan (SessionUsage.Files shares one list).
+func (g *Grouper) get(k string, who *SessionRef, agent session.Agent) *groupAcc {
 	a, ok := g.rows[k]
 	if !ok {
 		a = &groupAcc{row: GroupRow{Key: k}}
 		g.rows[k] = a
 	}
-	if a.last != who {
+	if who == nil || a.last != who {
 		a.last = who
 		a.row.Sessions++
 	}
@@ -860,7 +870,7 @@ func (g *Grouper) add(su *SessionUsage) *groupAcc {
 	if g.by == ByProject {
 		k = cmp.Or(su.CWD, su.Project, "(none)")
 	}
-	a := g.get(k, su, su.Agent)
+	a := g.get(k, nil, su.Agent)
 	// a group's first totals are taken as they are, their maps shared
 	// (read only from here on), so that grouping 100,000 sessions by
 	// session copies none of their by-model maps
