@@ -301,16 +301,13 @@ func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt s
 		return usageErrorf("%v", err)
 	}
 	defer rep.Close()
-	// keep says whether the result of the session at place i is one of
-	// the report's, and gives it its working directory
-	keep := func(i int, su *stats.SessionUsage) bool {
+	// add gives the result of the session at place i its working
+	// directory, and counts it when its project is the one asked for
+	add := func(i int, su *stats.SessionUsage) error {
 		if cwdOf != nil && cwdOf[i] != "" {
 			su.CWD = cwdOf[i]
 		}
-		return opt.project == "" || strings.Contains(su.Project, opt.project) || strings.Contains(su.CWD, opt.project)
-	}
-	add := func(i int, su *stats.SessionUsage) error {
-		if !keep(i, su) {
+		if opt.project != "" && !strings.Contains(su.Project, opt.project) && !strings.Contains(su.CWD, opt.project) {
 			return nil
 		}
 		return rep.Add(i, su)
@@ -319,21 +316,14 @@ func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt s
 	if byRequests {
 		// each result kept on disk as it comes, and the requests kept
 		// (on disk past the ledger's budget) for the rows
-		kept := make([]bool, len(ss))
-		rq, err := stats.ConsumptionRequests(ctx, ss, pr.set, ix.ReadUsage, func(i int, su *stats.SessionUsage) error {
-			if !keep(i, su) {
-				return nil
-			}
-			kept[i] = true
-			return rep.Add(i, su)
-		})
+		rq, err := stats.ConsumptionRequests(ctx, ss, pr.set, ix.ReadUsage, add)
 		closeIndex(ix)
 		pr.done()
 		if err != nil {
 			return err
 		}
 		defer rq.Close()
-		if groups, err = stats.GroupRequests(rq, opt.by, opt.loc, func(i int) bool { return kept[i] }); err != nil {
+		if groups, err = stats.GroupRequests(rq, opt.by, opt.loc, rep.Counted); err != nil {
 			return err
 		}
 	} else {

@@ -28,9 +28,9 @@ type ManyReport struct {
 
 	spool *Spool
 	slot  []int32 // by place: the session's number in spool, -1: none
-	place []int32 // by number in spool: its place
-	order []int32 // the places of the sessions counted, in order (Session)
-	// by place: the costs of each view (InRotations: NaN when none)
+	order []int32 // the places of the sessions counted, in order (Finish)
+	// by place: the costs of each view (rotCost: nil until a session has
+	// rotations)
 	cost, ccCost, rotCost []float64
 	grouper               *Grouper
 	group                 []*groupAcc // by place (by project or agent)
@@ -64,7 +64,6 @@ func (r *ManyReport) Add(i int, su *SessionUsage) error {
 		return err
 	}
 	r.slot[i] = int32(k)
-	r.place = append(r.place, int32(i))
 	r.Totals.Merge(su.Totals)
 	r.cost[i] = su.Totals.CostUSD
 	if su.AsCCUsage != nil {
@@ -95,21 +94,13 @@ func (r *ManyReport) Add(i int, su *SessionUsage) error {
 // Len is the number of sessions counted.
 func (r *ManyReport) Len() int { return r.spool.Len() }
 
-// Session reads back the k-th session counted in the order of places.
-func (r *ManyReport) Session(k int) (*SessionUsage, error) {
-	return r.spool.Session(int(r.slot[r.byPlace(k)]))
-}
+// Counted reports whether the session at place i was counted (Add).
+func (r *ManyReport) Counted(i int) bool { return r.slot[i] >= 0 }
 
-// byPlace is the place of the k-th session counted, in the order of places.
-func (r *ManyReport) byPlace(k int) int {
-	if len(r.order) == 0 && r.spool.Len() > 0 {
-		for i, s := range r.slot {
-			if s >= 0 {
-				r.order = append(r.order, int32(i))
-			}
-		}
-	}
-	return int(r.order[k])
+// Session reads back the k-th session counted in the order of places,
+// after Finish.
+func (r *ManyReport) Session(k int) (*SessionUsage, error) {
+	return r.spool.Session(int(r.slot[r.order[k]]))
 }
 
 // IDs are the sessions' ids (in no order).
@@ -128,6 +119,14 @@ func (r *ManyReport) Finish() (*Groups, error) {
 		}
 		return s
 	}
+	r.order = r.order[:0]
+	place := make([]int32, r.spool.Len()) // by number in the spool
+	for i, k := range r.slot {
+		if k >= 0 {
+			r.order = append(r.order, int32(i))
+			place[k] = int32(i)
+		}
+	}
 	r.Totals.CostUSD, r.AsCCUsage.CostUSD = sum(r.cost), sum(r.ccCost)
 	if r.InRotations != nil {
 		r.InRotations.CostUSD = sum(r.rotCost)
@@ -136,7 +135,7 @@ func (r *ManyReport) Finish() (*Groups, error) {
 	case ByDay, ByModel:
 		return nil, nil
 	case BySession:
-		return r.spool.groups(r.place)
+		return r.spool.groups(place)
 	}
 	for _, a := range r.grouper.rows {
 		if a.merged > 1 {

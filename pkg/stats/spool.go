@@ -35,7 +35,7 @@ type Spool struct {
 }
 
 // SpoolMemory is how many bytes of results a Spool holds in memory before
-// it writes them to disk (about 8,000 sessions). A variable for tests.
+// it writes them to disk (about 4,000 sessions). A variable for tests.
 var SpoolMemory = 2 << 20
 
 // NewSpool makes an empty Spool. Close frees its file.
@@ -81,9 +81,6 @@ func (sp *Spool) write(b []byte) (int64, error) {
 
 // Len is the number of sessions kept.
 func (sp *Spool) Len() int { return len(sp.at) }
-
-// ID is the id of session k (in the order of Add).
-func (sp *Spool) ID(k int) string { return sp.id[k] }
 
 // Session reads back session k (in the order of Add). It is a new value,
 // the caller's.
