@@ -747,7 +747,7 @@ func Group(sus []*SessionUsage, by string, loc *time.Location) (*Groups, error) 
 	case ByProject, ByAgent:
 		g := newGrouper(by)
 		for _, su := range sus {
-			g.Add(su)
+			g.add(su)
 		}
 		return g.Groups(), nil
 	case ByDay, ByModel:
@@ -797,7 +797,7 @@ func GroupRequests(rq *Requests, by string, loc *time.Location, kept func(sess i
 // addRequest counts request r (of model m) of session who (compared to
 // the last session counted in its row) and agent a in its row by day (in
 // loc) or by model.
-func (g *Grouper) addRequest(who *SessionRef, a session.Agent, m string, r *usage.Request, loc *time.Location) {
+func (g *grouper) addRequest(who *SessionRef, a session.Agent, m string, r *usage.Request, loc *time.Location) {
 	if r.Usage.Total() == 0 {
 		return // synthetic replies: no row of zeros
 	}
@@ -814,9 +814,9 @@ func (g *Grouper) addRequest(who *SessionRef, a session.Agent, m string, r *usag
 	g.get(k, who, a).row.Totals.Add(r, m)
 }
 
-// Grouper groups whole sessions by project or agent as they come (Add),
+// grouper groups whole sessions by project or agent as they come (add),
 // holding their groups, not them.
-type Grouper struct {
+type grouper struct {
 	by   string
 	rows map[string]*groupAcc
 }
@@ -831,22 +831,13 @@ type groupAcc struct {
 	shared bool        // row.Totals shares the maps of the one merged
 }
 
-// NewGrouper returns a Grouper by project or agent (ByProject, ByAgent);
-// ErrBadGroup for another key.
-func NewGrouper(by string) (*Grouper, error) {
-	if by != ByProject && by != ByAgent {
-		return nil, fmt.Errorf("%w %q (a Grouper groups by project or agent)", ErrBadGroup, by)
-	}
-	return newGrouper(by), nil
-}
-
-func newGrouper(by string) *Grouper { return &Grouper{by: by, rows: map[string]*groupAcc{}} }
+func newGrouper(by string) *grouper { return &grouper{by: by, rows: map[string]*groupAcc{}} }
 
 // get returns row k, counting in it the session who, unless its last
 // session was who; a nil who is a whole session (Add), always one more.
 // A row keeps no session's result: one held in it would hold all the
 // paths of its scan (SessionUsage.Files shares one list).
-func (g *Grouper) get(k string, who *SessionRef, agent session.Agent) *groupAcc {
+func (g *grouper) get(k string, who *SessionRef, agent session.Agent) *groupAcc {
 	a, ok := g.rows[k]
 	if !ok {
 		a = &groupAcc{row: GroupRow{Key: k}}
@@ -862,10 +853,8 @@ func (g *Grouper) get(k string, who *SessionRef, agent session.Agent) *groupAcc 
 	return a
 }
 
-// Add counts session su in its group.
-func (g *Grouper) Add(su *SessionUsage) { g.add(su) }
-
-func (g *Grouper) add(su *SessionUsage) *groupAcc {
+// add counts session su in its group and returns the group.
+func (g *grouper) add(su *SessionUsage) *groupAcc {
 	k := string(su.Agent)
 	if g.by == ByProject {
 		k = cmp.Or(su.CWD, su.Project, "(none)")
@@ -890,7 +879,7 @@ func (g *Grouper) add(su *SessionUsage) *groupAcc {
 }
 
 // Groups returns the rows, largest total first (by day: oldest first).
-func (g *Grouper) Groups() *Groups {
+func (g *grouper) Groups() *Groups {
 	out := make([]GroupRow, 0, len(g.rows))
 	for _, a := range g.rows {
 		sort.Strings(a.row.Agents)

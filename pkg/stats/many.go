@@ -32,7 +32,7 @@ type ManyReport struct {
 	// by place: the costs of each view (rotCost: nil until a session has
 	// rotations)
 	cost, ccCost, rotCost []float64
-	grouper               *Grouper
+	grouper               *grouper
 	group                 []*groupAcc // by place (by project or agent)
 }
 
