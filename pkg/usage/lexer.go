@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"math/bits"
+	"strconv"
+	"unsafe"
 
 	"github.com/sessctl/sessctl/pkg/jsonl"
 )
@@ -505,40 +507,25 @@ func UnescapeJSON(raw []byte) string {
 	return s
 }
 
-// Float reads a JSON number as a float64 (0 for anything else). It is
-// meant for epoch seconds with a fraction; exponents are not expected.
+// Float reads a JSON number as a float64 (0 for anything else), rounded
+// as JSON.parse rounds it (strconv.ParseFloat: correctly rounded, with
+// exponents). Claude Code's costUSD is read with it, and JavaScript writes
+// a cost under 1e-6 with an exponent (5e-7): summing digit by digit, as it
+// did before, read those as 0 and others a bit off the nearest float64,
+// so that costs differed from ccusage's in their last digits.
 func (l *Lexer) Float() float64 {
 	c := l.Peek()
 	if c != '-' && (c < '0' || c > '9') {
 		l.Skip()
 		return 0
 	}
-	var f float64
-	var neg bool
 	tok := l.numberToken()
-	if len(tok) > 0 && tok[0] == '-' {
-		neg, tok = true, tok[1:]
+	if len(tok) == 0 {
+		return 0
 	}
-	intPart, frac := tok, []byte(nil)
-	if i := bytes.IndexByte(tok, '.'); i >= 0 {
-		intPart, frac = tok[:i], tok[i+1:]
-	}
-	for _, d := range intPart {
-		if d < '0' || d > '9' {
-			return 0
-		}
-		f = f*10 + float64(d-'0')
-	}
-	scale := 0.1
-	for _, d := range frac {
-		if d < '0' || d > '9' {
-			break
-		}
-		f += float64(d-'0') * scale
-		scale /= 10
-	}
-	if neg {
-		f = -f
+	f, err := strconv.ParseFloat(unsafe.String(&tok[0], len(tok)), 64)
+	if err != nil {
+		return 0
 	}
 	return f
 }
