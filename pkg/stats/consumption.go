@@ -262,7 +262,7 @@ func ConsumptionWith(ctx context.Context, ss []*session.Session, progress Progre
 // Close.
 func consumption(ctx context.Context, ss []*session.Session, progress Progress, read ReadFile, seen func(sess int, fu *usage.FileUsage), release bool) ([]*SessionUsage, error) {
 	out := make([]*SessionUsage, len(ss))
-	sc, err := consume(ctx, ss, progress, read, seen, release, func(i int, su *SessionUsage) error {
+	sc, err := consume(ctx, ss, progress, read, seen, release, false, func(i int, su *SessionUsage) error {
 		out[i] = su
 		return nil
 	})
@@ -289,6 +289,7 @@ type sessAcc struct {
 	sessctlOnly, ccusageOnly        int32
 	corrupt, perResponse            int32
 	ccusageView                     bool
+	direct                          bool       // its requests counted as its file was merged (TallyFile)
 	lines                           *sessLines // rare
 }
 
@@ -316,7 +317,12 @@ func (a *sessAcc) more() *sessLines {
 // and the files' paths (its jobs name them), not a SessionUsage: a caller
 // that lets each result go as it comes (ConsumptionEach) holds no more than
 // that over 100,000 sessions.
-func consume(ctx context.Context, ss []*session.Session, progress Progress, read ReadFile, seen func(sess int, fu *usage.FileUsage), release bool,
+//
+// With direct, the requests of a session of one file that the ledger
+// could only count as they come (usage.Ledger.TallyFile) are counted as
+// the file is merged, and the source holds none of them: for a caller
+// that wants the results alone.
+func consume(ctx context.Context, ss []*session.Session, progress Progress, read ReadFile, seen func(sess int, fu *usage.FileUsage), release, direct bool,
 	emit func(i int, su *SessionUsage) error) (*source, error) {
 	type sessMeta struct {
 		agent    session.Agent
@@ -333,10 +339,22 @@ func consume(ctx context.Context, ss []*session.Session, progress Progress, read
 	// are announced so): session i's are files[start[i]:start[i+1]]
 	var files []string
 	count := make([]int32, n+1)
+	own := make([]usage.Tally, n)
+	var tally func(sess int, lg *usage.Ledger, fu *usage.FileUsage) ([]usage.Request, bool)
+	if direct {
+		tally = func(sess int, lg *usage.Ledger, fu *usage.FileUsage) ([]usage.Request, bool) {
+			if count[sess] != 1 {
+				return nil, false
+			}
+			reqs, ok := lg.TallyFile(&own[sess], fu)
+			acc[sess].direct = ok
+			return reqs, ok
+		}
+	}
 	sc, err := scanUsage(ctx, ss, release, progress, read, func(sess int, f UsageFile) {
 		files = append(files, f.Path)
 		count[sess]++
-	}, seen, func(sess int, fu *usage.FileUsage, err error) {
+	}, seen, tally, func(sess int, fu *usage.FileUsage, err error) {
 		a := &acc[sess]
 		if err != nil {
 			a.more().errors = append(a.more().errors, fmt.Sprintf("%s: %v", fu.Path, err))
@@ -377,7 +395,6 @@ func consume(ctx context.Context, ss []*session.Session, progress Progress, read
 	// one pass over the winners in the ledger's order: each session's
 	// totals add its requests in that order, as Ledger.Totals of the
 	// session's list would
-	own := make([]usage.Tally, n)
 	rotated := make(map[int]*usage.Tally)
 	err = lg.Each(func(r *usage.Request) error {
 		s := fileSess[r.File]
@@ -395,6 +412,13 @@ func consume(ctx context.Context, ss []*session.Session, progress Progress, read
 	ccu := own // ccusage counts the same requests, until the views diverge
 	if err == nil && lg.Diverged() {
 		ccu = make([]usage.Tally, n)
+		for i := range acc {
+			if acc[i].direct {
+				// counted alike in both views, and by no request of
+				// the ledger's
+				ccu[i] = own[i]
+			}
+		}
 		err = lg.EachCCUsage(func(r *usage.Request) error {
 			lg.Tally(&ccu[fileSess[r.File]], r)
 			return nil
@@ -482,8 +506,14 @@ func gaugeCWD(project, cwd *string, fu *usage.FileUsage) {
 //
 // With release, ss is the caller's own copy of its list, which scanUsage
 // clears once the jobs are made (see consumption).
+//
+// direct, when not nil, is offered each file that is not streamed before
+// the ledger takes it: it may count the file's requests itself
+// (usage.Ledger.TallyFile) and return their list and true; on false the
+// ledger takes them.
 func scanUsage(ctx context.Context, ss []*session.Session, release bool, progress Progress, read ReadFile,
 	job func(sess int, f UsageFile), seen func(sess int, fu *usage.FileUsage),
+	direct func(sess int, lg *usage.Ledger, fu *usage.FileUsage) ([]usage.Request, bool),
 	merged func(sess int, fu *usage.FileUsage, err error)) (*source, error) {
 	if read == nil {
 		read = func(ctx context.Context, rd *usage.Reader, path string, _ session.Agent, sc usage.Scanner, class usage.FileClass) (*usage.FileUsage, error) {
@@ -633,8 +663,16 @@ func scanUsage(ctx context.Context, ss []*session.Session, release bool, progres
 			}
 		}
 		if !streamed {
+			var reqs []usage.Request
+			ok := false
+			if direct != nil {
+				reqs, ok = direct(int(j.sess), lg, fu)
+			}
+			if !ok {
+				reqs = lg.Add(fu)
+			}
 			select {
-			case spare <- lg.Add(fu):
+			case spare <- reqs:
 			default:
 			}
 		}

@@ -118,7 +118,7 @@ func ConsumptionEach(ctx context.Context, ss []*session.Session, progress Progre
 // not fail the run (as Close's error, which callers ignored, did not).
 func consumeAll(ctx context.Context, ss []*session.Session, progress Progress, read ReadFile, seen func(sess int, fu *usage.FileUsage), release bool,
 	emit func(i int, su *SessionUsage) error) error {
-	sc, err := consume(ctx, ss, progress, read, seen, release, emit)
+	sc, err := consume(ctx, ss, progress, read, seen, release, true, emit)
 	if err != nil {
 		return err
 	}

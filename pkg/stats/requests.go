@@ -46,7 +46,7 @@ func CountedRequests(ctx context.Context, ss []*session.Session, progress Progre
 	for i, s := range ss {
 		rq.Sessions[i] = SessionRef{Agent: s.Agent, ID: s.ID, Project: s.Project}
 	}
-	src, err := scanUsage(ctx, ss, false, progress, read, func(int, UsageFile) {}, nil, func(sess int, fu *usage.FileUsage, err error) {
+	src, err := scanUsage(ctx, ss, false, progress, read, func(int, UsageFile) {}, nil, nil, func(sess int, fu *usage.FileUsage, err error) {
 		if err != nil {
 			if rq.Unread++; len(rq.Errors) < maxErrors {
 				rq.Errors = append(rq.Errors, fmt.Sprintf("%s: %v", fu.Path, err))
@@ -71,7 +71,7 @@ func CountedRequests(ctx context.Context, ss []*session.Session, progress Progre
 // not set (each result has its own). Close frees the requests' files.
 func ConsumptionRequests(ctx context.Context, ss []*session.Session, progress Progress, read ReadFile, each func(i int, su *SessionUsage) error) (*Requests, error) {
 	rq := &Requests{Sessions: make([]SessionRef, len(ss))}
-	src, err := consume(ctx, slices.Clone(ss), progress, read, nil, true, func(i int, su *SessionUsage) error {
+	src, err := consume(ctx, slices.Clone(ss), progress, read, nil, true, false, func(i int, su *SessionUsage) error {
 		rq.Sessions[i] = SessionRef{Agent: su.Agent, ID: su.ID, Project: su.Project, CWD: su.CWD}
 		return each(i, su)
 	})

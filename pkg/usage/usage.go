@@ -338,24 +338,76 @@ func (lg *Ledger) BeginFile() { lg.files++ }
 // in their order; the caller may reuse fu.Requests after it.
 func (lg *Ledger) AddPart(fu *FileUsage) { lg.add(fu) }
 
-// add adds fu's requests to the file added last.
-func (lg *Ledger) add(fu *FileUsage) {
-	fi := lg.files - 1
+// TallyFile counts fu's requests straight into ty, in their order, when
+// nothing could make the ledger count them otherwise: no rotated copy
+// will come (NoCopies), none of them has a key (so none replaces or is
+// replaced by another) and the two views count each of them alike. Then
+// the file takes its number as with Add, the ledger keeps none of its
+// requests (Each and EachCCUsage do not give them) and TallyFile returns
+// fu's list, which the caller may give to a Reader's Reuse; otherwise it
+// does nothing and returns nil, ok false.
+//
+// A session of that one file then has in ty the same totals, summed in
+// the same order, as Add and Each would give it, without the requests
+// being held or, past the budget, written to disk and read back (most of
+// the serial tail of a Codex run: every Codex request is without keys).
+// The caller keeps ty as the session's tally for both views.
+func (lg *Ledger) TallyFile(ty *Tally, fu *FileUsage) (reqs []Request, ok bool) {
+	if !lg.NoCopies || fu.Class&Copy != 0 {
+		return nil, false
+	}
+	ccusage := fu.Class&CCUsage != 0
+	for i := range fu.Requests {
+		r := &fu.Requests[i]
+		if r.Key != 0 || r.MsgKey != 0 || r.Counted != (r.CCUsage && ccusage) {
+			return nil, false
+		}
+	}
+	lg.files++
+	fi := lg.takeModels(fu)
+	for i := range fu.Requests {
+		r := &fu.Requests[i]
+		lg.number(r, fi, ccusage)
+		if r.Counted {
+			lg.Tally(ty, r)
+		}
+	}
+	reqs, fu.Requests = fu.Requests, nil
+	return reqs, true
+}
+
+// takeModels maps the model ids of fu, the file added last, to the
+// ledger's (number) and returns the file's number.
+func (lg *Ledger) takeModels(fu *FileUsage) int32 {
 	lg.remap = append(lg.remap[:0], 0)
 	for _, name := range fu.models.names {
 		lg.remap = append(lg.remap, lg.models.id(name))
 	}
+	return lg.files - 1
+}
+
+// number gives r, of file fi, the file's number and the ledger's model id,
+// and leaves it out of the ccusage view when ccusage does not read its
+// file.
+func (lg *Ledger) number(r *Request, fi int32, ccusage bool) {
+	r.File = fi
+	if !ccusage {
+		r.CCUsage = false
+	}
+	if int(r.Model) < len(lg.remap) && r.Model > 0 {
+		r.Model = lg.remap[r.Model]
+	} else {
+		r.Model = 0
+	}
+}
+
+// add adds fu's requests to the file added last.
+func (lg *Ledger) add(fu *FileUsage) {
+	fi := lg.takeModels(fu)
+	ccusage := fu.Class&CCUsage != 0
 	for i := range fu.Requests {
 		r := &fu.Requests[i]
-		r.File = fi
-		if fu.Class&CCUsage == 0 {
-			r.CCUsage = false
-		}
-		if int(r.Model) < len(lg.remap) && r.Model > 0 {
-			r.Model = lg.remap[r.Model]
-		} else {
-			r.Model = 0
-		}
+		lg.number(r, fi, ccusage)
 		if lg.spill != nil {
 			lg.spillAdd(r, fu.Class&Copy != 0)
 			continue
