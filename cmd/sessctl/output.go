@@ -139,8 +139,6 @@ func writeJSONStream(w io.Writer, v any, arrays ...jsonArray) error {
 	}
 	rest := head.Bytes()
 	bw := bufio.NewWriterSize(w, 64<<10)
-	var buf bytes.Buffer
-	enc := newIndentEncoder(&buf, "    ", "  ")
 	for _, a := range arrays {
 		// a top-level key is indented by two spaces, and nothing else is
 		// (strings cannot hold a raw newline)
@@ -150,16 +148,8 @@ func writeJSONStream(w io.Writer, v any, arrays ...jsonArray) error {
 			return fmt.Errorf("internal error: JSON field %q not found once", a.key)
 		}
 		bw.Write(rest[:at+len(marker)-1])
-		for i := range a.n {
-			buf.Reset()
-			if err := enc.Encode(a.elem(i)); err != nil {
-				return err
-			}
-			if i > 0 {
-				bw.WriteByte(',')
-			}
-			bw.WriteString("\n    ")
-			bw.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+		if err := writeElems(bw, a); err != nil {
+			return err
 		}
 		if a.n > 0 {
 			bw.WriteString("\n  ")

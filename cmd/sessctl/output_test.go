@@ -2,6 +2,10 @@ package main
 
 import (
 	"bytes"
+	"io"
+	"math"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -10,6 +14,7 @@ import (
 
 // writeJSONStream must print the very bytes writeJSON prints.
 func TestWriteJSONStreamIsWriteJSON(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4)) // several encoders on any machine
 	type elem struct {
 		Key  string         `json:"key"`
 		List []int          `json:"list"`
@@ -27,6 +32,10 @@ func TestWriteJSONStreamIsWriteJSON(t *testing.T) {
 		{Key: "a\n  \"sessions\": [] inside a string, <html> & ünïcode", List: []int{1, 2}},
 		{Key: "", List: []int{}, Map: map[string]int{"b": 2, "a": 1}},
 	}
+	many := make([]elem, 1000)
+	for i := range many {
+		many[i].Key, many[i].List = strconv.Itoa(i), make([]int, i%5)
+	}
 	for _, c := range []struct {
 		name             string
 		groups, sessions []elem
@@ -34,6 +43,8 @@ func TestWriteJSONStreamIsWriteJSON(t *testing.T) {
 		{"empty", nil, nil},
 		{"one each", tricky[:1], tricky[1:2]},
 		{"many", tricky, append(tricky, tricky...)},
+		// past a batch on each of several encoders, each element its own
+		{"hundreds", nil, many},
 	} {
 		full := report{By: "session", Note: "\"groups\": []", Tail: 7, Groups: []elem{}, Sessions: []*elem{}}
 		full.Groups = append(full.Groups, c.groups...)
@@ -54,6 +65,36 @@ func TestWriteJSONStreamIsWriteJSON(t *testing.T) {
 		}
 		if got.String() != want.String() {
 			t.Errorf("%s: streamed\n%s\nwant\n%s", c.name, got.String(), want.String())
+		}
+	}
+}
+
+// An element that cannot be encoded stops the stream with its error,
+// whichever encoder meets it, and elements are asked for one at a time.
+func TestWriteJSONStreamError(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	for _, bad := range []int{0, 5, elemBatch, 700, 999} {
+		busy := false
+		asked := 0
+		err := writeJSONStream(io.Discard, struct {
+			A []any `json:"a"`
+		}{A: []any{}}, jsonArray{"a", 1000, func(i int) any {
+			if busy {
+				t.Error("elem called while another call runs")
+			}
+			busy = true
+			defer func() { busy = false }()
+			asked++
+			if i == bad {
+				return math.NaN()
+			}
+			return i
+		}})
+		if err == nil || !strings.Contains(err.Error(), "NaN") {
+			t.Errorf("element %d: err %v, want NaN's", bad, err)
+		}
+		if asked > bad+elemBatch*(3*runtime.GOMAXPROCS(0)+2) {
+			t.Errorf("element %d: %d asked for after it", bad, asked-bad-1)
 		}
 	}
 }
