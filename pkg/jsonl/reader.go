@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 )
 
 // Status classifies one line.
@@ -180,6 +181,7 @@ type Reader struct {
 	src     io.ReaderAt
 	base    int64
 	scratch []byte
+	pooled  bool // br is pooledBufs' (Release)
 }
 
 // NewReader returns a Reader with a 64 KiB buffer.
@@ -191,7 +193,38 @@ func NewReader(r io.Reader) *Reader {
 // for small files, a buffer the size of the file saves allocation. Lines
 // longer than the buffer are still read whole.
 func NewReaderSize(r io.Reader, size int) *Reader {
-	rd := &Reader{br: bufio.NewReaderSize(r, size)}
+	return newReader(r, bufio.NewReaderSize(r, size))
+}
+
+// pooledBufs are the buffers of NewPooledReader's Readers.
+var pooledBufs = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}
+
+// NewPooledReader is NewReader with a buffer taken from a pool, which
+// Release gives back: for a caller that reads many files one after
+// another on each of a few goroutines (ls summarizes 100,000 of them: a
+// buffer each was 890 MB of garbage in its first run).
+func NewPooledReader(r io.Reader) *Reader {
+	br := pooledBufs.Get().(*bufio.Reader)
+	br.Reset(r)
+	rd := newReader(r, br)
+	rd.pooled = true
+	return rd
+}
+
+// Release gives the buffer of a NewPooledReader Reader back to its pool
+// (for any other Reader it does nothing). Neither the Reader nor a line it
+// gave may be used after it.
+func (r *Reader) Release() {
+	if !r.pooled || r.br == nil {
+		return
+	}
+	r.br.Reset(nil)
+	pooledBufs.Put(r.br)
+	r.br, r.line = nil, Line{}
+}
+
+func newReader(r io.Reader, br *bufio.Reader) *Reader {
+	rd := &Reader{br: br}
 	if ra, ok := r.(io.ReaderAt); ok {
 		if sk, ok := r.(io.Seeker); ok {
 			if off, err := sk.Seek(0, io.SeekCurrent); err == nil {
