@@ -107,3 +107,16 @@ func TestOneLineEveryWhiteSpace(t *testing.T) {
 		}
 	}
 }
+
+// FuzzOneLine holds OneLine to strings.Fields joined by single spaces on
+// any bytes.
+func FuzzOneLine(f *testing.F) {
+	for _, s := range []string{"", " a  b ", "a\u00a0\u3000b\n", "\xff \xc2", "x\u0085y"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := session.OneLine(s), strings.Join(strings.Fields(s), " "); got != want {
+			t.Errorf("OneLine(%q) = %q, want %q", s, got, want)
+		}
+	})
+}
