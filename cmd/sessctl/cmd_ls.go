@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sessctl/sessctl/pkg/index"
+	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/session"
 	"github.com/sessctl/sessctl/pkg/termtext"
 	"github.com/urfave/cli/v2"
@@ -83,6 +84,14 @@ type lsRow struct {
 }
 
 func runLs(ctx context.Context, env *appEnv, opt lsOptions) error {
+	// discovery comes before any memory limit (boundLsMemory needs the
+	// sessions), and over 100,000 sessions its heap doubled over 57 MB of
+	// live data: a peak of 124-127 MiB in a first run, whatever the limit
+	// later. Growing the heap by 70 % of what is live, not 100 %, took it to
+	// 112-114 MiB; a warm run takes the same time (the limit rules it).
+	if env.getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(lsGCPercent))
+	}
 	ix := openIndex(env, opt.index)
 	defer closeIndex(ix)
 	res := discoverIndexed(env, opt.roots, opt.paths, ix)
@@ -95,8 +104,9 @@ func runLs(ctx context.Context, env *appEnv, opt lsOptions) error {
 		total += summarizedBytes(s)
 	}
 	pr := newProgress(ctx, env, opt.progress, "reading", total, unitBytes)
-	src := lsSource{ix.Summaries(), ix, boundLsMemory(ix, len(res.Sessions))}
-	defer src.lift()
+	loosen, restore := boundLsMemory(ix, res.Sessions)
+	defer restore()
+	src := lsSource{ix.Summaries(), ix, loosen}
 	// the cells of each session's row from the last run over the same
 	// roots (session.Memo), loaded while the ids are shortened; kept again
 	// when this run goes over every session
@@ -191,42 +201,78 @@ func runLs(ctx context.Context, env *appEnv, opt lsOptions) error {
 	return nil
 }
 
-// boundLsMemory sets a soft memory limit for an ls over n sessions that
-// the index serves (unless GOMEMLIMIT set one) and returns what lifts it.
-// What such a run holds is about 300 bytes a session (its cells, its id)
-// and the few dozen sessions being read; left to GOGC, the heap of a warm
-// run over 100,000 sessions grew to twice its peak of live data: a peak
-// RSS of 145 MB, against 112 MB under this limit for the same CPU time.
-// A run that reads the files needs their buffers too: under the limit a
-// cold run took 2.5 times the CPU time, so lsSource lifts it as soon as
-// the index has missed limitMisses files. Without an index, no limit.
-func boundLsMemory(ix *index.Index, n int) func() {
-	if ix == nil || debug.SetMemoryLimit(-1) != math.MaxInt64 {
-		return func() {}
+// boundLsMemory sets a soft memory limit for an ls over ss (unless
+// GOMEMLIMIT set one): the warm limit while the index serves the run, the
+// cold one once it has missed limitMisses files (loosen) or without an
+// index. restore puts back what was set before.
+//
+// A run the index serves holds about 300 bytes a session (its cells, its
+// id) and the few dozen sessions being read; left to GOGC, the heap of a
+// warm run over 100,000 sessions grew to twice its peak of live data: a
+// peak RSS of 145 MB, against 112 MB under the warm limit for the same CPU
+// time.
+//
+// A run that reads the files holds more: discovery's sessions until each
+// is read (about 400 bytes each), the index's entries pending a write,
+// and the files' buffers, 61-67 MB live over 100,000 sessions. Left to
+// GOGC a first run there peaked at 172-175 MiB, and under the warm limit
+// it took 2.5 times the CPU time. The cold limit, 32 MiB and 700 bytes a
+// session (at least 64 MiB), and twice the longest line it may meet, keeps
+// the heap within about 1.5 times that (with lsGCPercent during discovery,
+// a first run peaks at 118-119 MiB; docs/index.md, "Peak memory"). A limit
+// 4 MiB higher peaked at 121-127 MiB, too near the 128 MiB ls is held to.
+func boundLsMemory(ix *index.Index, ss []*session.Session) (loosen, restore func()) {
+	if debug.SetMemoryLimit(-1) != math.MaxInt64 {
+		return func() {}, func() {}
 	}
-	old := debug.SetMemoryLimit(64<<20 + 256*int64(n))
-	return sync.OnceFunc(func() { debug.SetMemoryLimit(old) })
+	n := int64(len(ss))
+	var longest int64
+	for _, s := range ss {
+		longest = max(longest, summarizedLongest(s))
+	}
+	warm := 64<<20 + 256*n
+	cold := max(64<<20, 32<<20+700*n) + 2*min(longest, jsonl.DefaultMaxLineSize)
+	if ix == nil {
+		old := debug.SetMemoryLimit(cold)
+		return func() {}, func() { debug.SetMemoryLimit(old) }
+	}
+	old := debug.SetMemoryLimit(warm)
+	return sync.OnceFunc(func() { debug.SetMemoryLimit(max(warm, cold)) }), func() { debug.SetMemoryLimit(old) }
 }
 
+// lsGCPercent is ls's GOGC, unless the user set one.
+const lsGCPercent = 70
+
 // limitMisses is how many files the index may miss before the memory limit
-// of a run it serves is lifted: a warm run reads only the few sessions
+// of a run it serves is loosened: a warm run reads only the few sessions
 // that changed since the last.
 const limitMisses = 500
 
-// lsSource is the index's FileSummaries, which lifts the run's memory
+// lsSource is the index's FileSummaries, which loosens the run's memory
 // limit once the index has missed limitMisses files.
 type lsSource struct {
 	session.FileSummaries
-	ix   *index.Index
-	lift func()
+	ix     *index.Index
+	loosen func()
 }
 
 func (s lsSource) FileSummary(a session.Agent, f session.File, mode session.SummaryMode) (session.FileSummary, error) {
 	sum, err := s.FileSummaries.FileSummary(a, f, mode)
 	if st := s.ix.Stats(); st.Misses+st.Grown >= limitMisses {
-		s.lift()
+		s.loosen()
 	}
 	return sum, err
+}
+
+// summarizedLongest is the largest file session.Summarize reads of s.
+func summarizedLongest(s *session.Session) int64 {
+	var n int64
+	for _, f := range s.Files {
+		if f.Role == session.FileMain || f.Role == session.FileSubagent {
+			n = max(n, f.Size)
+		}
+	}
+	return n
 }
 
 // summarizedBytes is what session.Summarize reads of s: the main and the
