@@ -17,11 +17,7 @@ import (
 // sessions of every agent and the samples but those with rotations; with
 // a ledger whose views diverge, and one whose budget makes it spill.
 func TestConsumeDirectSame(t *testing.T) {
-	roots := []session.Root{{Path: "../../testdata/sessions"}, {Path: "../../testdata/claude-2.1.330"},
-		{Path: "../../testdata/kimi-code-2.1.0"}}
-	if _, err := os.Stat("../../../shared/samples"); err == nil {
-		roots = append(roots, session.Root{Path: "../../../shared/samples"})
-	}
+	roots := testRoots()
 	// without rotations: a rotated copy to come makes the ledger match
 	// every line, and nothing is counted straight
 	var ss []*session.Session
@@ -104,4 +100,16 @@ func TestConsumeDirectOneFileOnly(t *testing.T) {
 	if want := 1e-16 + 1e-16 + 1.0; got.Totals.CostUSD != want {
 		t.Errorf("cost %v, want %v", got.Totals.CostUSD, want)
 	}
+}
+
+// testRoots are the test sessions of every agent, the samples when they
+// are there (../shared/samples), and more.
+func testRoots(more ...session.Root) []session.Root {
+	roots := []session.Root{{Path: "../../testdata/sessions"}, {Path: "../../testdata/claude-2.1.330"},
+		{Path: "../../testdata/kimi-code-2.1.0"}}
+	roots = append(roots, more...)
+	if _, err := os.Stat("../../../shared/samples"); err == nil {
+		roots = append(roots, session.Root{Path: "../../../shared/samples"})
+	}
+	return roots
 }

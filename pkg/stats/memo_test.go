@@ -63,11 +63,7 @@ func memoView(t *testing.T, sus []*SessionUsage) []string {
 // gives: every session, every field, on the test sessions of every agent
 // (rotations, subagents, gauges, rejected lines) and the samples.
 func TestMemoSameConsumption(t *testing.T) {
-	roots := []session.Root{{Path: "../../testdata/sessions"}, {Path: "../../testdata/claude-2.1.330"},
-		{Path: "../../testdata/kimi-code-2.1.0"}, {Path: claudeStore(t, 40, 20<<10)}}
-	if _, err := os.Stat("../../../shared/samples"); err == nil {
-		roots = append(roots, session.Root{Path: "../../../shared/samples"})
-	}
+	roots := testRoots(session.Root{Path: claudeStore(t, 40, 20<<10)})
 	ss := usage.Distinct(session.Discover(roots, false).Sessions)
 	ctx := context.Background()
 	want, err := Consumption(ctx, ss, nil)

@@ -3,7 +3,6 @@ package stats
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
 
 	"github.com/sessctl/sessctl/pkg/session"
@@ -14,11 +13,7 @@ import (
 // sessions with the same names and working directories, the same requests
 // with the same models, in the same order, in memory and spilling to disk.
 func TestCountedRequestsAsConsumption(t *testing.T) {
-	roots := []session.Root{{Path: "../../testdata/sessions"}, {Path: "../../testdata/claude-2.1.330"},
-		{Path: "../../testdata/kimi-code-2.1.0"}, {Path: claudeStore(t, 40, 20<<10)}}
-	if _, err := os.Stat("../../../shared/samples"); err == nil {
-		roots = append(roots, session.Root{Path: "../../../shared/samples"})
-	}
+	roots := testRoots(session.Root{Path: claudeStore(t, 40, 20<<10)})
 	res := session.Discover(roots, false)
 	ss := usage.Distinct(res.Sessions)
 	for _, budget := range []int{0, 7} {
