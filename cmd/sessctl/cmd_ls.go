@@ -88,7 +88,7 @@ func runLs(ctx context.Context, env *appEnv, opt lsOptions) error {
 	// sessions), and over 100,000 sessions its heap doubled over 57 MB of
 	// live data: a peak of 124-127 MiB in a first run, whatever the limit
 	// later. Growing the heap by 70 % of what is live, not 100 %, took it to
-	// 112-114 MiB; a warm run takes the same time (the limit rules it).
+	// 118-119 MiB; a warm run takes the same time (the limit rules it).
 	if env.getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(lsGCPercent))
 	}
