@@ -7,8 +7,12 @@ import (
 	"sync"
 )
 
-// elemBatch is how many elements of an array one encoder takes at a time.
-const elemBatch = 32
+// elemBatch is how many elements of an array one encoder takes at a time;
+// maxElemWorkers how many encoders there are at most.
+const (
+	elemBatch      = 32
+	maxElemWorkers = 8
+)
 
 // writeElems writes the elements of a, indented as the elements of a
 // top-level field, each after a comma but the first: the bytes
@@ -19,7 +23,9 @@ const elemBatch = 32
 // report over many sessions costs once they are counted: on 500 MB of
 // Codex rollouts, 9 ms of a 134 ms run, on one core.
 func writeElems(bw *bufio.Writer, a jsonArray) error {
-	workers := runtime.GOMAXPROCS(0)
+	// a few batches a worker are in memory at once: on a machine of many
+	// cores, a few workers are enough (and a report is held to little)
+	workers := min(runtime.GOMAXPROCS(0), maxElemWorkers)
 	if workers == 1 || a.n <= elemBatch {
 		var enc elemEncoder
 		enc.init()
@@ -82,6 +88,13 @@ func writeElems(bw *bufio.Writer, a jsonArray) error {
 	}()
 produce:
 	for first := 0; first < a.n; first += elemBatch {
+		// after an error nothing more is asked for: a select below that
+		// finds both cases ready picks either
+		select {
+		case <-failed:
+			break produce
+		default:
+		}
 		b := &batch{first: first, done: make(chan struct{})}
 		for i := first; i < min(first+elemBatch, a.n); i++ {
 			b.vals = append(b.vals, a.elem(i))
