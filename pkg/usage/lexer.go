@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"math/bits"
 	"strconv"
-	"unsafe"
 
 	"github.com/sessctl/sessctl/pkg/jsonl"
 )
@@ -520,10 +519,7 @@ func (l *Lexer) Float() float64 {
 		return 0
 	}
 	tok := l.numberToken()
-	if len(tok) == 0 {
-		return 0
-	}
-	f, err := strconv.ParseFloat(unsafe.String(&tok[0], len(tok)), 64)
+	f, err := strconv.ParseFloat(string(tok), 64) // no allocation: the string does not escape
 	if err != nil {
 		return 0
 	}
