@@ -28,6 +28,7 @@ func TestConsumeDirectSame(t *testing.T) {
 	}
 	for _, budget := range []int{0, 3} {
 		prev := usage.SetMemoryBudget(budget)
+		t.Cleanup(func() { usage.SetMemoryBudget(prev) })
 		run := func(direct bool) (out []*SessionUsage, diverged, spilled bool, held int) {
 			out = make([]*SessionUsage, len(ss))
 			sc, err := consume(context.Background(), ss, nil, nil, nil, false, direct, func(i int, su *SessionUsage) error {
