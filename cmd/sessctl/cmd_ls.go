@@ -89,9 +89,7 @@ func runLs(ctx context.Context, env *appEnv, opt lsOptions) error {
 	// live data: a peak of 124-127 MiB in a first run, whatever the limit
 	// later. Growing the heap by 70 % of what is live, not 100 %, took it to
 	// 118-119 MiB; a warm run takes the same time (the limit rules it).
-	if env.getenv("GOGC") == "" {
-		defer debug.SetGCPercent(debug.SetGCPercent(lsGCPercent))
-	}
+	defer lsGC(env.getenv)()
 	ix := openIndex(env, opt.index)
 	defer closeIndex(ix)
 	res := discoverIndexed(env, opt.roots, opt.paths, ix)
@@ -99,12 +97,13 @@ func runLs(ctx context.Context, env *appEnv, opt lsOptions) error {
 		return err
 	}
 	ss := keep(res.Sessions, opt.agent, opt.since)
-	var total int64
+	var total, longest int64
 	for _, s := range ss {
-		total += summarizedBytes(s)
+		n, l := summarized(s)
+		total, longest = total+n, max(longest, l)
 	}
 	pr := newProgress(ctx, env, opt.progress, "reading", total, unitBytes)
-	loosen, restore := boundLsMemory(ix, res.Sessions)
+	loosen, restore := boundLsMemory(ix, len(res.Sessions), longest)
 	defer restore()
 	src := lsSource{ix.Summaries(), ix, loosen}
 	// the cells of each session's row from the last run over the same
@@ -201,10 +200,11 @@ func runLs(ctx context.Context, env *appEnv, opt lsOptions) error {
 	return nil
 }
 
-// boundLsMemory sets a soft memory limit for an ls over ss (unless
-// GOMEMLIMIT set one): the warm limit while the index serves the run, the
-// cold one once it has missed limitMisses files (loosen) or without an
-// index. restore puts back what was set before.
+// boundLsMemory sets a soft memory limit for an ls over the given number
+// of sessions, the largest file it reads longest bytes (unless GOMEMLIMIT
+// set one): the warm limit while the index serves the run, the cold one
+// once it has missed limitMisses files (loosen) or without an index.
+// restore puts back what was set before.
 //
 // A run the index serves holds about 300 bytes a session (its cells, its
 // id) and the few dozen sessions being read; left to GOGC, the heap of a
@@ -221,15 +221,11 @@ func runLs(ctx context.Context, env *appEnv, opt lsOptions) error {
 // the heap within about 1.5 times that (with lsGCPercent during discovery,
 // a first run peaks at 118-119 MiB; docs/index.md, "Peak memory"). A limit
 // 4 MiB higher peaked at 121-127 MiB, too near the 128 MiB ls is held to.
-func boundLsMemory(ix *index.Index, ss []*session.Session) (loosen, restore func()) {
+func boundLsMemory(ix *index.Index, sessions int, longest int64) (loosen, restore func()) {
 	if debug.SetMemoryLimit(-1) != math.MaxInt64 {
 		return func() {}, func() {}
 	}
-	n := int64(len(ss))
-	var longest int64
-	for _, s := range ss {
-		longest = max(longest, summarizedLongest(s))
-	}
+	n := int64(sessions)
 	warm := 64<<20 + 256*n
 	cold := max(64<<20, 32<<20+700*n) + 2*min(longest, jsonl.DefaultMaxLineSize)
 	if ix == nil {
@@ -242,6 +238,16 @@ func boundLsMemory(ix *index.Index, ss []*session.Session) (loosen, restore func
 
 // lsGCPercent is ls's GOGC, unless the user set one.
 const lsGCPercent = 70
+
+// lsGC sets GOGC to lsGCPercent unless the user set GOGC, and returns
+// what puts it back.
+func lsGC(getenv func(string) string) (restore func()) {
+	if getenv("GOGC") != "" {
+		return func() {}
+	}
+	old := debug.SetGCPercent(lsGCPercent)
+	return func() { debug.SetGCPercent(old) }
+}
 
 // limitMisses is how many files the index may miss before the memory limit
 // of a run it serves is loosened: a warm run reads only the few sessions
@@ -264,27 +270,15 @@ func (s lsSource) FileSummary(a session.Agent, f session.File, mode session.Summ
 	return sum, err
 }
 
-// summarizedLongest is the largest file session.Summarize reads of s.
-func summarizedLongest(s *session.Session) int64 {
-	var n int64
+// summarized is what session.Summarize reads of s, the main and the
+// subagent transcripts: their bytes, and the size of the largest.
+func summarized(s *session.Session) (bytes, longest int64) {
 	for _, f := range s.Files {
 		if f.Role == session.FileMain || f.Role == session.FileSubagent {
-			n = max(n, f.Size)
+			bytes, longest = bytes+f.Size, max(longest, f.Size)
 		}
 	}
-	return n
-}
-
-// summarizedBytes is what session.Summarize reads of s: the main and the
-// subagent transcripts.
-func summarizedBytes(s *session.Session) int64 {
-	var n int64
-	for _, f := range s.Files {
-		if f.Role == session.FileMain || f.Role == session.FileSubagent {
-			n += f.Size
-		}
-	}
-	return n
+	return bytes, longest
 }
 
 // summarizeEach reads each session's summary, spread over all cores, and
@@ -336,7 +330,8 @@ func summarizeEach[T any](ctx context.Context, ss []*session.Session, pr *progre
 			case work <- func() {
 				for j, s := range batch {
 					sl.rows[j] = read(s)
-					pr.add(summarizedBytes(s))
+					n, _ := summarized(s)
+					pr.add(n)
 					batch[j] = nil
 				}
 				close(sl.done)

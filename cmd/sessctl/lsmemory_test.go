@@ -14,15 +14,18 @@ import (
 // back what was set before; a limit set by the user is kept throughout.
 func TestBoundLsMemory(t *testing.T) {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
-	ss := make([]*session.Session, 100000)
-	for i := range ss {
-		ss[i] = &session.Session{Files: []session.File{{Role: session.FileMain, Size: 4 << 20}}}
+	// the longest file Summarize reads is a subagent's, not the rotation
+	s := &session.Session{Files: []session.File{{Role: session.FileMain, Size: 4 << 20},
+		{Role: session.FileSubagent, Size: 30 << 20}, {Role: session.FileRotation, Size: 90 << 20}}}
+	bytes, longest := summarized(s)
+	if bytes != 34<<20 || longest != 30<<20 {
+		t.Fatalf("summarized: %d bytes, the longest %d", bytes, longest)
 	}
-	ss[7].Files = append(ss[7].Files, session.File{Role: session.FileSubagent, Size: 30 << 20}, session.File{Role: session.FileRotation, Size: 90 << 20})
-	const warm, cold = 64<<20 + 256*100000, 32<<20 + 700*100000 + 2*30<<20 // the longest file Summarize reads: the subagent's
+	const n = 100000
+	const warm, cold = 64<<20 + 256*n, 32<<20 + 700*n + 2*30<<20
 	limit := func() int64 { return debug.SetMemoryLimit(-1) }
 
-	loosen, restore := boundLsMemory(&index.Index{}, ss)
+	loosen, restore := boundLsMemory(&index.Index{}, n, longest)
 	if got := limit(); got != warm {
 		t.Errorf("served by the index: limit %d, want %d", got, warm)
 	}
@@ -35,7 +38,7 @@ func TestBoundLsMemory(t *testing.T) {
 		t.Errorf("restored: limit %d, want none", got)
 	}
 
-	_, restore = boundLsMemory(nil, ss)
+	_, restore = boundLsMemory(nil, n, longest)
 	if got := limit(); got != cold {
 		t.Errorf("without an index: limit %d, want %d", got, cold)
 	}
@@ -45,17 +48,47 @@ func TestBoundLsMemory(t *testing.T) {
 	}
 
 	// a small store: at least 64 MiB
-	_, restore = boundLsMemory(nil, ss[:5])
+	_, restore = boundLsMemory(nil, 5, 4<<20)
 	if got := limit(); got != 64<<20+2*4<<20 {
 		t.Errorf("5 sessions without an index: limit %d, want %d", got, 64<<20+2*4<<20)
 	}
 	restore()
 
 	debug.SetMemoryLimit(123 << 20) // GOMEMLIMIT
-	loosen, restore = boundLsMemory(nil, ss)
+	loosen, restore = boundLsMemory(nil, n, longest)
 	loosen()
 	restore()
 	if got := limit(); got != 123<<20 {
 		t.Errorf("the user's limit became %d", got)
 	}
+}
+
+// ls runs at lsGCPercent and puts GOGC back after, unless the user set
+// GOGC.
+func TestLsGC(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	percent := func() int {
+		p := debug.SetGCPercent(-1)
+		debug.SetGCPercent(p)
+		return p
+	}
+	restore := lsGC(func(string) string { return "" })
+	if got := percent(); got != lsGCPercent {
+		t.Errorf("during the run: GOGC %d, want %d", got, lsGCPercent)
+	}
+	restore()
+	if got := percent(); got != 100 {
+		t.Errorf("after the run: GOGC %d, want 100", got)
+	}
+	debug.SetGCPercent(150) // as GOGC=150 sets it
+	restore = lsGC(func(k string) string {
+		if k == "GOGC" {
+			return "150"
+		}
+		return ""
+	})
+	if got := percent(); got != 150 {
+		t.Errorf("the user's GOGC: %d during the run, want 150", got)
+	}
+	restore()
 }
