@@ -364,14 +364,17 @@ func decodeDeltaHead(v []byte, d *memoDelta) ([]byte, bool) {
 	if k <= 0 || n > uint64(len(v)-k) {
 		return nil, false
 	}
-	if gob.NewDecoder(bytes.NewReader(v[k:k+int(n)])).Decode(&d.memoDeltaHead) != nil {
+	if gob.NewDecoder(bytes.NewReader(v[k:k+int(n)])).Decode(&d.memoDeltaHead) != nil ||
+		len(d.MTimes) != len(d.Sizes) { // damaged: changedOnly reads both by one index
 		return nil, false
 	}
 	return v[k+int(n):], true
 }
 
-// decodeDeltaBody reads the keys and the result's key after the head.
-func decodeDeltaBody(rest []byte, d *memoDelta) bool {
+// decodeDeltaBody reads the keys and the result's key after the head, for
+// a run of the given number of sessions: a key that names a session past
+// them (a damaged delta) makes it false, as changedOnly indexes by it.
+func decodeDeltaBody(rest []byte, d *memoDelta, sessions int) bool {
 	n, k := binary.Uvarint(rest)
 	if k <= 0 || n > uint64(len(rest)-k)/8 {
 		return false
@@ -380,6 +383,9 @@ func decodeDeltaBody(rest []byte, d *memoDelta) bool {
 	d.Keys = make([]uint64, n)
 	for i := range d.Keys {
 		d.Keys[i] = binary.LittleEndian.Uint64(rest[8*i:])
+		if s := sessOf(d.Keys[i]); s >= sessions && s != sessMask {
+			return false
+		}
 	}
 	d.ResultKey = rest[8*n:]
 	return len(d.ResultKey) > 0 && slices.IsSorted(d.Keys)
@@ -424,7 +430,7 @@ func changedOnly(ctx context.Context, ss []*session.Session, read ReadFile, memo
 			changed = append(changed, i)
 		}
 	}
-	if n != len(d.Sizes) || len(changed) > max(1, len(ss)/2) || !decodeDeltaBody(rest, &d) {
+	if n != len(d.Sizes) || len(changed) > max(1, len(ss)/2) || !decodeDeltaBody(rest, &d, len(ss)) {
 		return false, nil
 	}
 	rv := memo.LoadRun(d.ResultKey)

@@ -1,7 +1,10 @@
 package stats
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
+	"encoding/gob"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -535,5 +538,51 @@ func TestMemoDeltaKeysBounded(t *testing.T) {
 	appendTo("msg_1_newest")
 	if n := run("a new message, with a delta"); n != 1 {
 		t.Errorf("a new message, with a delta: %d files read, want 1", n)
+	}
+}
+
+// A damaged delta is a miss, not a crash: a head whose times are fewer
+// than its sizes (changedOnly reads both by one index), and keys that name
+// a session past the run's (it indexes by them).
+func TestMemoDamagedDelta(t *testing.T) {
+	root := claudeStore(t, 3, 2<<10)
+	ss := session.Discover([]session.Root{{Path: root}}, false).Sessions
+	head := memoDeltaHead{Isolated: make([]bool, len(ss))}
+	for _, s := range ss {
+		eachUsageFile(s, func(_ int, f UsageFile) { head.Sizes = append(head.Sizes, f.Size) })
+	}
+	if len(head.Sizes) == 0 {
+		t.Fatal("no usage files")
+	}
+	var hb bytes.Buffer
+	if err := gob.NewEncoder(&hb).Encode(&head); err != nil {
+		t.Fatal(err)
+	}
+	v := binary.AppendUvarint(nil, uint64(hb.Len()))
+	v = append(append(v, hb.Bytes()...), 0, 'k')
+	mm := &mapMemo{m: map[string][]byte{"shape": v}}
+	ok, err := changedOnly(context.Background(), ss, nil, mm, []byte("key"), []byte("shape"), func(int, *SessionUsage) error { return nil })
+	if ok || err != nil {
+		t.Errorf("a head without times: ok %v, err %v; want a miss", ok, err)
+	}
+
+	for _, keys := range [][]uint64{{1 << sessBits, 2<<sessBits | uint64(len(ss))}, {1<<sessBits | sessMask - 1}} {
+		body := binary.AppendUvarint(nil, uint64(len(keys)))
+		for _, k := range keys {
+			body = binary.LittleEndian.AppendUint64(body, k)
+		}
+		body = append(body, 'k')
+		var d memoDelta
+		if decodeDeltaBody(body, &d, len(ss)) {
+			t.Errorf("keys %x of sessions past %d: taken", keys, len(ss))
+		}
+	}
+	// and the keys of the run's sessions, or of several, are
+	body := binary.AppendUvarint(nil, 2)
+	body = binary.LittleEndian.AppendUint64(body, 1<<sessBits|uint64(len(ss)-1))
+	body = binary.LittleEndian.AppendUint64(body, 2<<sessBits|sessMask)
+	var d memoDelta
+	if !decodeDeltaBody(append(body, 'k'), &d, len(ss)) {
+		t.Error("keys of the run's sessions: refused")
 	}
 }
