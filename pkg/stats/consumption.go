@@ -755,19 +755,16 @@ func (g *Groups) Row(i int) GroupRow {
 	if k < 0 {
 		return g.rows[-1-k]
 	}
-	su, err := g.session(int(k))
-	if err != nil {
-		g.err = cmp.Or(g.err, err)
-		return GroupRow{}
-	}
-	return GroupRow{Key: sessionKey(su), Agents: []string{string(su.Agent)}, Sessions: 1, Totals: su.Totals}
-}
-
-func (g *Groups) session(k int) (*SessionUsage, error) {
 	if g.sp != nil {
-		return g.sp.Session(k)
+		t, err := g.sp.Totals(int(k))
+		if err != nil {
+			g.err = cmp.Or(g.err, err)
+			return GroupRow{}
+		}
+		return GroupRow{Key: g.sp.key(int(k)), Agents: []string{g.sp.agentOf(int(k))}, Sessions: 1, Totals: t}
 	}
-	return g.sus[k], nil
+	su := g.sus[k]
+	return GroupRow{Key: sessionKey(su), Agents: []string{string(su.Agent)}, Sessions: 1, Totals: su.Totals}
 }
 
 // Err is the first error of reading a row back from disk.

@@ -85,24 +85,50 @@ func (sp *Spool) Len() int { return len(sp.at) }
 // Session reads back session k (in the order of Add). It is a new value,
 // the caller's.
 func (sp *Spool) Session(k int) (*SessionUsage, error) {
-	end := sp.end
-	if k+1 < len(sp.at) {
-		end = sp.at[k+1]
-	}
-	var b []byte
-	if sp.onDisk {
-		b = make([]byte, end-sp.at[k])
-		if err := sp.file.ReadAt(b, sp.at[k]); err != nil {
-			return nil, err
-		}
-	} else {
-		b = sp.mem[sp.at[k]:end]
+	b, err := sp.record(k)
+	if err != nil {
+		return nil, err
 	}
 	su, err := readSessionUsage(b)
 	if err != nil {
 		return nil, fmt.Errorf("reading back a session's usage: %w", err)
 	}
 	return su, nil
+}
+
+// Totals reads back the totals of session k alone (a row by session needs
+// no more; the table asks for each row twice, to measure and to draw, and
+// decoding the whole session each time doubled a warm run's time).
+func (sp *Spool) Totals(k int) (usage.Totals, error) {
+	b, err := sp.record(k)
+	if err != nil {
+		return usage.Totals{}, err
+	}
+	d := binenc.NewDecoder(b, errSpooled)
+	d.Str() // agent
+	d.Str() // id
+	var t usage.Totals
+	getTotals(&d, &t)
+	if d.Err != nil {
+		return usage.Totals{}, fmt.Errorf("reading back a session's usage: %w", d.Err)
+	}
+	return t, nil
+}
+
+// record returns the bytes of session k.
+func (sp *Spool) record(k int) ([]byte, error) {
+	end := sp.end
+	if k+1 < len(sp.at) {
+		end = sp.at[k+1]
+	}
+	if !sp.onDisk {
+		return sp.mem[sp.at[k]:end], nil
+	}
+	b := make([]byte, end-sp.at[k])
+	if err := sp.file.ReadAt(b, sp.at[k]); err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
 // Close frees the file; the Spool gives nothing more.
@@ -112,7 +138,10 @@ func (sp *Spool) Close() error {
 }
 
 // key is session k's key in a report by session (sessionKey).
-func (sp *Spool) key(k int) string { return string(sp.agents[sp.agent[k]]) + ":" + sp.id[k] }
+func (sp *Spool) key(k int) string { return sp.agentOf(k) + ":" + sp.id[k] }
+
+// agentOf is the agent of session k.
+func (sp *Spool) agentOf(k int) string { return string(sp.agents[sp.agent[k]]) }
 
 // cmpKey compares the keys of sessions a and b without making them.
 func (sp *Spool) cmpKey(a, b int) int {
@@ -153,18 +182,12 @@ func (s spoolSet) place(k int) int {
 	return int(s.places[k])
 }
 
-func (s spoolSet) len() int            { return s.sp.Len() }
-func (s spoolSet) key(k int) string    { return s.sp.key(k) }
-func (s spoolSet) cmpKey(a, b int) int { return s.sp.cmpKey(a, b) }
-func (s spoolSet) agent(k int) string  { return string(s.sp.agents[s.sp.agent[k]]) }
-func (s spoolSet) total(k int) int64   { return s.sp.total[k] }
-func (s spoolSet) totals(k int) (usage.Totals, error) {
-	su, err := s.sp.Session(k)
-	if err != nil {
-		return usage.Totals{}, err
-	}
-	return su.Totals, nil
-}
+func (s spoolSet) len() int                           { return s.sp.Len() }
+func (s spoolSet) key(k int) string                   { return s.sp.key(k) }
+func (s spoolSet) cmpKey(a, b int) int                { return s.sp.cmpKey(a, b) }
+func (s spoolSet) agent(k int) string                 { return s.sp.agentOf(k) }
+func (s spoolSet) total(k int) int64                  { return s.sp.total[k] }
+func (s spoolSet) totals(k int) (usage.Totals, error) { return s.sp.Totals(k) }
 
 // A SessionUsage on disk (appendSessionUsage), in binenc's layout: its
 // fields in order, a list that may be nil its length plus one (0: nil), a
@@ -179,11 +202,11 @@ func appendSessionUsage(b []byte, su *SessionUsage) []byte {
 	e := binenc.Encoder{B: b}
 	e.Str(string(su.Agent))
 	e.Str(su.ID)
+	putTotals(&e, &su.Totals) // first after the names: Spool.Totals reads no further
 	e.Str(su.Project)
 	e.Str(su.CWD)
 	e.Str(su.Main)
 	putStrings(&e, su.Files)
-	putTotals(&e, &su.Totals)
 	putTotalsRef(&e, su.InRotations, nil)
 	putTotalsRef(&e, su.AsCCUsage, &su.Totals)
 	e.Int(int64(su.PerResponse))
@@ -214,11 +237,11 @@ func readSessionUsage(b []byte) (*SessionUsage, error) {
 	su := &SessionUsage{}
 	su.Agent = session.Agent(d.Str())
 	su.ID = d.Str()
+	getTotals(&d, &su.Totals)
 	su.Project = d.Str()
 	su.CWD = d.Str()
 	su.Main = d.Str()
 	su.Files = getStrings(&d)
-	getTotals(&d, &su.Totals)
 	su.InRotations = getTotalsRef(&d, nil)
 	su.AsCCUsage = getTotalsRef(&d, &su.Totals)
 	su.PerResponse = int(d.Int())

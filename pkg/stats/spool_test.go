@@ -74,6 +74,10 @@ func TestSpoolRoundTrip(t *testing.T) {
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("SpoolMemory %d, session %d:\n got %+v\nwant %+v", mem, k, got, want)
 			}
+			// the totals alone, as a row by session reads them
+			if tot, err := sp.Totals(k); err != nil || !reflect.DeepEqual(tot, want.Totals) {
+				t.Errorf("SpoolMemory %d, session %d: Totals %+v, %v\nwant %+v", mem, k, tot, err, want.Totals)
+			}
 		}
 		sp.Close()
 	}
