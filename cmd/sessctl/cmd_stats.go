@@ -323,7 +323,7 @@ func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt s
 			return err
 		}
 		defer rq.Close()
-		if groups, err = stats.GroupRequests(rq, opt.by, opt.loc, rep.Counted); err != nil {
+		if groups, err = stats.GroupRequests(ctx, rq, opt.by, opt.loc, rep.Counted); err != nil {
 			return err
 		}
 	} else {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/sessctl/sessctl/pkg/session"
 	"github.com/sessctl/sessctl/pkg/usage"
@@ -120,5 +121,29 @@ func TestAnalyzeStopsWhenCanceled(t *testing.T) {
 	}
 	if last.Load() == 0 || last.Load() > size/2 {
 		t.Errorf("read %d of %d bytes after the cancel", last.Load(), size)
+	}
+}
+
+// Ctrl-C reaches the passes over every request after the scan: grouping
+// the requests by day (GroupRequests) returns the context's error.
+func TestGroupRequestsStopsWhenCanceled(t *testing.T) {
+	res := session.Discover([]session.Root{{Path: claudeStore(t, 20, 200<<10)}}, false)
+	rq, err := ConsumptionRequests(context.Background(), res.Sessions, nil, nil, func(int, *SessionUsage) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rq.Close()
+	n := 0
+	rq.src.each(func(int, *usage.Request) error { n++; return nil })
+	if n < 4096 {
+		t.Fatalf("%d requests: too few to be stopped", n)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := GroupRequests(ctx, rq, ByDay, time.UTC, func(int) bool { return true }); !errors.Is(err, context.Canceled) {
+		t.Errorf("err %v, want context.Canceled", err)
+	}
+	if g, err := GroupRequests(context.Background(), rq, ByDay, time.UTC, func(int) bool { return true }); err != nil || g.Len() == 0 {
+		t.Errorf("not canceled: %v, %d rows", err, g.Len())
 	}
 }

@@ -396,6 +396,7 @@ func consume(ctx context.Context, ss []*session.Session, progress Progress, read
 	// totals add its requests in that order, as Ledger.Totals of the
 	// session's list would
 	rotated := make(map[int]*usage.Tally)
+	stop := stopper(ctx)
 	err = lg.Each(func(r *usage.Request) error {
 		s := fileSess[r.File]
 		lg.Tally(&own[s], r)
@@ -407,7 +408,7 @@ func consume(ctx context.Context, ss []*session.Session, progress Progress, read
 			}
 			lg.Tally(t, r)
 		}
-		return nil
+		return stop()
 	})
 	ccu := own // ccusage counts the same requests, until the views diverge
 	if err == nil && lg.Diverged() {
@@ -421,7 +422,7 @@ func consume(ctx context.Context, ss []*session.Session, progress Progress, read
 		}
 		err = lg.EachCCUsage(func(r *usage.Request) error {
 			lg.Tally(&ccu[fileSess[r.File]], r)
-			return nil
+			return stop()
 		})
 	}
 	if err == nil {
@@ -478,6 +479,19 @@ func consume(ctx context.Context, ss []*session.Session, progress Progress, read
 		return nil, err
 	}
 	return sc, nil
+}
+
+// stopper returns a check of ctx for a loop over many requests, which
+// looks at ctx every 4,096 calls: merging a ledger spilled to disk takes
+// seconds over a large store, and Ctrl-C is to stop it.
+func stopper(ctx context.Context) func() error {
+	n := 0
+	return func() error {
+		if n++; n%4096 == 0 {
+			return ctx.Err()
+		}
+		return nil
+	}
 }
 
 // gaugeCWD sets a session's project and working directory from what its
@@ -810,17 +824,18 @@ func Group(sus []*SessionUsage, by string, loc *time.Location) (*Groups, error) 
 // GroupRequests is Group by day or by model of the requests of rq, of the
 // sessions kept says (by their place in rq.Sessions): the rows Group gives
 // of the results of those sessions, without them.
-func GroupRequests(rq *Requests, by string, loc *time.Location, kept func(sess int) bool) (*Groups, error) {
+func GroupRequests(ctx context.Context, rq *Requests, by string, loc *time.Location, kept func(sess int) bool) (*Groups, error) {
 	if by != ByDay && by != ByModel {
 		return nil, fmt.Errorf("%w %q (requests group by day or model)", ErrBadGroup, by)
 	}
 	g := newGrouper(by)
 	if rq.src != nil {
+		stop := stopper(ctx)
 		err := rq.src.each(func(sess int, r *usage.Request) error {
 			if s := &rq.Sessions[sess]; kept(sess) {
 				g.addRequest(s, s.Agent, rq.Model(r), r, loc)
 			}
-			return nil
+			return stop()
 		})
 		if err != nil {
 			return nil, err

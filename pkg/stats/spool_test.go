@@ -253,7 +253,7 @@ func TestGroupRequestsKept(t *testing.T) {
 			t.Errorf("%d results given of %d", given, len(res.Sessions))
 		}
 		for _, by := range []string{ByDay, ByModel} {
-			got, err := GroupRequests(rq, by, time.UTC, func(i int) bool { return i != skip })
+			got, err := GroupRequests(context.Background(), rq, by, time.UTC, func(i int) bool { return i != skip })
 			if err != nil {
 				t.Fatal(err)
 			}
