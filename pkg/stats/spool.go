@@ -43,16 +43,17 @@ func NewSpool() *Spool { return &Spool{file: usage.NewSpillFile()} }
 
 // Add keeps su, the next session of the report.
 func (sp *Spool) Add(su *SessionUsage) error {
+	// the agent first: a session refused leaves nothing written
+	a := slices.Index(sp.agents, su.Agent)
+	if a < 0 && len(sp.agents) == math.MaxUint8 {
+		return errors.New("too many agents")
+	}
 	sp.buf = appendSessionUsage(sp.buf[:0], su)
 	at, err := sp.write(sp.buf)
 	if err != nil {
 		return err
 	}
-	a := slices.Index(sp.agents, su.Agent)
 	if a < 0 {
-		if len(sp.agents) == math.MaxUint8 {
-			return errors.New("too many agents")
-		}
 		a = len(sp.agents)
 		sp.agents = append(sp.agents, su.Agent)
 	}
