@@ -877,8 +877,7 @@ type grouper struct {
 type groupAcc struct {
 	row    GroupRow
 	last   *SessionRef // the last session whose requests were counted
-	merged int         // whole sessions' totals merged into row
-	shared bool        // row.Totals shares the maps of the one merged
+	merged int         // whole sessions' totals merged into row (1: row.Totals shares that one's maps)
 }
 
 func newGrouper(by string) *grouper { return &grouper{by: by, rows: map[string]*groupAcc{}} }
@@ -916,12 +915,12 @@ func (g *grouper) add(su *SessionUsage) *groupAcc {
 	a.merged++
 	switch {
 	case a.merged == 1:
-		a.row.Totals, a.shared = su.Totals, true
-	case a.shared:
+		a.row.Totals = su.Totals
+	case a.merged == 2: // the first one's maps are not the row's to change
 		own := usage.Totals{}
 		own.Merge(a.row.Totals)
 		own.Merge(su.Totals)
-		a.row.Totals, a.shared = own, false
+		a.row.Totals = own
 	default:
 		a.row.Totals.Merge(su.Totals)
 	}
