@@ -205,19 +205,19 @@ func writeCleanupJSON(w io.Writer, rep cleanupReport) error {
 	var arrays []jsonArray
 	// a nil list stays null in the output, as writeJSON writes it
 	if p.Sessions != nil {
-		arrays = append(arrays, jsonArray{"sessions", len(p.Sessions), func(i int) any { return rep.Plan.Sessions[i] }})
+		arrays = append(arrays, jsonArray{"sessions", len(p.Sessions), func(i int) (any, error) { return rep.Plan.Sessions[i], nil }})
 		p.Sessions = []*cleanup.Item{}
 	}
 	if p.Rotations != nil {
-		arrays = append(arrays, jsonArray{"rotations", len(p.Rotations), func(i int) any { return rep.Plan.Rotations[i] }})
+		arrays = append(arrays, jsonArray{"rotations", len(p.Rotations), func(i int) (any, error) { return rep.Plan.Rotations[i], nil }})
 		p.Rotations = []*cleanup.Item{}
 	}
 	if p.Skipped != nil {
-		arrays = append(arrays, jsonArray{"skipped", len(p.Skipped), func(i int) any { return &rep.Plan.Skipped[i] }})
+		arrays = append(arrays, jsonArray{"skipped", len(p.Skipped), func(i int) (any, error) { return &rep.Plan.Skipped[i], nil }})
 		p.Skipped = []cleanup.Skip{}
 	}
 	if p.Side != nil {
-		arrays = append(arrays, jsonArray{"side_refs", len(p.Side), func(i int) any { return rep.Plan.Side[i] }})
+		arrays = append(arrays, jsonArray{"side_refs", len(p.Side), func(i int) (any, error) { return rep.Plan.Side[i], nil }})
 		p.Side = []*cleanup.SideRef{}
 	}
 	head := rep

@@ -114,7 +114,7 @@ func runDu(ctx context.Context, env *appEnv, opt duOptions) error {
 		// sessions the whole text took 200 MB more
 		head := *rep
 		head.Sessions = []*du.Session{}
-		return writeJSONStream(env.stdout, head, jsonArray{"sessions", len(rep.Sessions), func(i int) any { return rep.Sessions[i] }})
+		return writeJSONStream(env.stdout, head, jsonArray{"sessions", len(rep.Sessions), func(i int) (any, error) { return rep.Sessions[i], nil }})
 	}
 	for _, w := range rep.Warnings {
 		warn(env.stderr, "%s", w)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"github.com/sessctl/sessctl/pkg/usage/price"
@@ -350,19 +349,14 @@ func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt s
 	out := statsManyJSON{By: opt.by, Totals: rep.Totals, AsCCUsage: rep.AsCCUsage, InRotations: rep.InRotations,
 		Rejected: rep.Rejected, Corrupt: rep.Corrupt, CountedNotByCCUsage: rep.SessctlOnly}
 	if opt.json {
-		var readErr error
 		out.Groups, out.Sessions = []stats.GroupRow{}, []*stats.SessionUsage{}
-		err := writeJSONStream(env.stdout, out,
-			jsonArray{"groups", groups.Len(), func(i int) any { return groups.Row(i) }},
-			jsonArray{"sessions", rep.Len(), func(k int) any {
-				su, err := rep.Session(k)
-				if err != nil {
-					readErr = cmp.Or(readErr, err)
-					return nil
-				}
-				return su
-			}})
-		return cmp.Or(err, groups.Err(), readErr)
+		// a row or session that cannot be read back stops the output
+		return writeJSONStream(env.stdout, out,
+			jsonArray{"groups", groups.Len(), func(i int) (any, error) {
+				r := groups.Row(i)
+				return r, groups.Err()
+			}},
+			jsonArray{"sessions", rep.Len(), func(k int) (any, error) { return rep.Session(k) }})
 	}
 	if rep.Len() == 0 {
 		fmt.Fprintf(env.stderr, "sessctl: no sessions found in %s\n", line(searched(env, opt.roots, opt.args)))

@@ -123,7 +123,7 @@ func indentJSON(dst, src []byte, prefix, indent string) []byte {
 type jsonArray struct {
 	key  string // its JSON key
 	n    int
-	elem func(i int) any
+	elem func(i int) (any, error)
 }
 
 // writeJSONStream prints v as writeJSON does, the same bytes, except that

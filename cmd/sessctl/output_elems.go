@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"runtime"
 	"sync"
 )
@@ -17,7 +18,8 @@ const (
 // writeElems writes the elements of a, indented as the elements of a
 // top-level field, each after a comma but the first: the bytes
 // writeJSONStream wrote one element at a time. The elements are asked for
-// in order from this goroutine (elem need not be safe for concurrent use)
+// in order from this goroutine (elem need not be safe for concurrent use;
+// its error stops the stream)
 // and encoded on every core, a batch at a time, then written in order;
 // a few batches at most are in memory at once. Encoding is most of what a
 // report over many sessions costs once they are counted: on 500 MB of
@@ -30,7 +32,11 @@ func writeElems(bw *bufio.Writer, a jsonArray) error {
 		var enc elemEncoder
 		enc.init()
 		for i := range a.n {
-			if err := enc.add(i, a.elem(i)); err != nil {
+			v, err := a.elem(i)
+			if err != nil {
+				return err
+			}
+			if err := enc.add(i, v); err != nil {
 				return err
 			}
 			bw.Write(enc.out.Bytes())
@@ -86,6 +92,7 @@ func writeElems(bw *bufio.Writer, a jsonArray) error {
 			bw.Write(b.out)
 		}
 	}()
+	var elemErr error
 produce:
 	for first := 0; first < a.n; first += elemBatch {
 		// after an error nothing more is asked for: a select below that
@@ -97,7 +104,12 @@ produce:
 		}
 		b := &batch{first: first, done: make(chan struct{})}
 		for i := first; i < min(first+elemBatch, a.n); i++ {
-			b.vals = append(b.vals, a.elem(i))
+			v, err := a.elem(i)
+			if err != nil {
+				elemErr = err // nothing after it is asked for or written
+				break produce
+			}
+			b.vals = append(b.vals, v)
 		}
 		select {
 		case <-failed:
@@ -110,7 +122,7 @@ produce:
 	close(inOrder)
 	wg.Wait()
 	<-wrote
-	return werr
+	return cmp.Or(werr, elemErr)
 }
 
 // elemEncoder encodes an array's elements into out, as writeElems writes

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"io"
 	"math"
 	"runtime"
@@ -58,8 +60,8 @@ func TestWriteJSONStreamIsWriteJSON(t *testing.T) {
 		head := full
 		head.Groups, head.Sessions = []elem{}, []*elem{}
 		err := writeJSONStream(&got, head,
-			jsonArray{"groups", len(full.Groups), func(i int) any { return full.Groups[i] }},
-			jsonArray{"sessions", len(full.Sessions), func(i int) any { return full.Sessions[i] }})
+			jsonArray{"groups", len(full.Groups), func(i int) (any, error) { return full.Groups[i], nil }},
+			jsonArray{"sessions", len(full.Sessions), func(i int) (any, error) { return full.Sessions[i], nil }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,7 +80,7 @@ func TestWriteJSONStreamError(t *testing.T) {
 		asked := 0
 		err := writeJSONStream(io.Discard, struct {
 			A []any `json:"a"`
-		}{A: []any{}}, jsonArray{"a", 1000, func(i int) any {
+		}{A: []any{}}, jsonArray{"a", 1000, func(i int) (any, error) {
 			if busy {
 				t.Error("elem called while another call runs")
 			}
@@ -86,9 +88,9 @@ func TestWriteJSONStreamError(t *testing.T) {
 			defer func() { busy = false }()
 			asked++
 			if i == bad {
-				return math.NaN()
+				return math.NaN(), nil
 			}
-			return i
+			return i, nil
 		}})
 		if err == nil || !strings.Contains(err.Error(), "NaN") {
 			t.Errorf("element %d: err %v, want NaN's", bad, err)
@@ -99,11 +101,39 @@ func TestWriteJSONStreamError(t *testing.T) {
 	}
 }
 
+// An element that cannot be had (a session that cannot be read back)
+// stops the stream with its error, and no element after it is written, in
+// the one-encoder path and the parallel one.
+func TestWriteJSONStreamElemError(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	lost := errors.New("lost")
+	for _, c := range []struct{ n, bad int }{{10, 3}, {1000, 0}, {1000, 517}} {
+		var out bytes.Buffer
+		err := writeJSONStream(&out, struct {
+			A []any `json:"a"`
+		}{A: []any{}}, jsonArray{"a", c.n, func(i int) (any, error) {
+			if i == c.bad {
+				return nil, lost
+			}
+			return fmt.Sprintf("e%d", i), nil
+		}})
+		if !errors.Is(err, lost) {
+			t.Errorf("%d elements, %d lost: err %v", c.n, c.bad, err)
+		}
+		for i := c.bad; i < c.n; i++ {
+			if strings.Contains(out.String(), fmt.Sprintf(`"e%d"`, i)) {
+				t.Errorf("%d elements, %d lost: element %d written after it", c.n, c.bad, i)
+				break
+			}
+		}
+	}
+}
+
 func TestWriteJSONStreamMissingField(t *testing.T) {
 	var out bytes.Buffer
 	err := writeJSONStream(&out, struct {
 		A []int `json:"a"`
-	}{A: []int{1}}, jsonArray{"a", 1, func(int) any { return 1 }})
+	}{A: []int{1}}, jsonArray{"a", 1, func(int) (any, error) { return 1, nil }})
 	if err == nil {
 		t.Fatal("a field that is not empty was accepted")
 	}
