@@ -176,7 +176,7 @@ func holdsSeveral(path string) bool {
 
 // boundMemory sets the Go runtime's soft memory limit for a run over ss to
 // what the work needs: 28 MiB, twice the longest line it may hold (no line
-// is longer than the largest file, nor than the line bound), and 512 bytes
+// is longer than the largest file, nor than the line bound), and 384 bytes
 // a session. Stats reads a huge line more than once (usage, turns,
 // estimates) and each pass leaves a few copies of it as garbage; left to
 // its default pacing the collector lets the heap double over them, and a
@@ -185,17 +185,17 @@ func holdsSeveral(path string) bool {
 // (GOMEMLIMIT) is kept. It returns the restore.
 //
 // The limit is what keeps stats under 64 MB: the process holds its binary
-// (about 18 MB resident) and some of the index's pages besides, and left to
+// (about 16 MB resident) and some of the index's pages besides, and left to
 // its pacing the heap doubles over what is live. 28 MiB covers the rest of
 // a run: the requests the ledger holds before it spills (usage.MemoryBudget),
 // the files being read and the index's writes. Each session costs about
-// 300 bytes while the files are read (discovery's paths, the scan's
-// accumulator) and 40 after (stats.ManyReport keeps the results on disk);
-// 512 bytes leaves the collector room. At 1 KiB a session (before the
-// results went to disk) over 100,000 sessions the heap stayed above the
-// limit and the collector ran without a pause, 7.5 s of a 17.6 s run's
-// CPU time; at 512 bytes a first run there takes about a third more CPU
-// time than at 1 KiB, and peaks at 130 MB instead of 164.
+// 380 bytes while the files are read (its files' paths, about 130 bytes,
+// its tally, 104, its accumulator, 80, and its jobs: stats.scanPlan) and
+// 40 after (stats.ManyReport keeps the results on disk). At 1 KiB
+// a session (before the results went to disk) over 100,000 sessions the
+// heap stayed above the limit and the collector ran without a pause, 7.5 s
+// of a 17.6 s run's CPU time. At 512 bytes (before the scan's state held
+// no pointers) a first run there collected 471 times.
 func boundMemory(ss []*session.Session) func() {
 	if debug.SetMemoryLimit(-1) != math.MaxInt64 {
 		return func() {}
@@ -209,7 +209,7 @@ func boundMemory(ss []*session.Session) func() {
 		}
 	}
 	longest = min(longest, jsonl.DefaultMaxLineSize)
-	old := debug.SetMemoryLimit(28<<20 + 2*longest + 1<<9*int64(len(ss)))
+	old := debug.SetMemoryLimit(28<<20 + 2*longest + 384*int64(len(ss)))
 	return func() { debug.SetMemoryLimit(old) }
 }
 

@@ -96,7 +96,7 @@ type source struct {
 	ledger   *usage.Ledger
 	sorted   *usage.Sorter
 	sessions []*SessionUsage // of a Consumption
-	fileSess []int           // file number (usage.Request.File) -> session
+	fileSess []int32         // file number (usage.Request.File) -> session
 	fileCopy []bool          // file number -> a rotated copy
 	sorting  bool            // the ledger's winners were given to sorted
 }
@@ -118,7 +118,7 @@ func (src *source) each(fn func(sess int, r *usage.Request) error) error {
 			return err
 		}
 	}
-	return src.sorted.Each(func(r *usage.Request) error { return fn(src.fileSess[r.File], r) })
+	return src.sorted.Each(func(r *usage.Request) error { return fn(int(src.fileSess[r.File]), r) })
 }
 
 func (src *source) close() error {
@@ -211,14 +211,15 @@ func eachUsageFile(s *session.Session, fn func(k int, f UsageFile)) {
 	}
 }
 
-// fileJob is a file to scan, of session sess. It is small, for a store
-// holds one for each of its files; it names its file by its path, so that
-// the scan needs no session once the jobs are made.
+// fileJob is a file to scan, of session sess. It is small and holds no
+// pointer, for a store holds one for each of its files; it names its file
+// by its path in the scanPlan's table, so that the scan needs no session
+// once the jobs are made.
 type fileJob struct {
 	sess  int32
 	class usage.FileClass
 	size  int64
-	path  string
+	path  strRef
 }
 
 // scannedFile is what a worker read of a file, handed to the merge.
@@ -278,19 +279,20 @@ func consumption(ctx context.Context, ss []*session.Session, progress Progress, 
 }
 
 // sessAcc is what the scan gathers of one session as its files are
-// merged, until its result is made: small, for the scan holds one for
-// each session of the store (a SessionUsage is 464 bytes, most of them
-// its totals, which only the end of the scan knows).
+// merged, until its result is made: small, and with no pointers for the
+// collector to follow (see scanPlan), for the scan holds one for each
+// session of the store (a SessionUsage is 464 bytes, most of them its
+// totals, which only the end of the scan knows).
 type sessAcc struct {
-	project, cwd, contextSource     string
 	context, window                 int64
 	perResponseView, cumulativeView int64
+	project, cwd, contextSource     uint32 // strIDs
 	usageLines, rejected            int32
 	sessctlOnly, ccusageOnly        int32
 	corrupt, perResponse            int32
+	lines                           uint32 // 1 + its place in the scan's sessLines, 0: none (rare)
 	ccusageView                     bool
-	direct                          bool       // its requests counted as its file was merged (TallyFile)
-	lines                           *sessLines // rare
+	direct                          bool // its requests counted as its file was merged (TallyFile)
 }
 
 // sessLines are the lines a session could not count, or counted apart
@@ -298,13 +300,6 @@ type sessAcc struct {
 type sessLines struct {
 	rejected, sessctl []FileDrop
 	errors            []string
-}
-
-func (a *sessAcc) more() *sessLines {
-	if a.lines == nil {
-		a.lines = &sessLines{}
-	}
-	return a.lines
 }
 
 // consume is the scan under Consumption: once every file of ss is read and
@@ -316,7 +311,8 @@ func (a *sessAcc) more() *sessLines {
 // Until the results are made, the scan holds a small sessAcc per session
 // and the files' paths (its jobs name them), not a SessionUsage: a caller
 // that lets each result go as it comes (ConsumptionEach) holds no more than
-// that over 100,000 sessions.
+// that over 100,000 sessions. With release, ss is the caller's own copy of
+// its list, which is cleared once the jobs are made.
 //
 // With direct, the requests of a session of one file that the ledger
 // could only count as they come (usage.Ledger.TallyFile) are counted as
@@ -324,21 +320,43 @@ func (a *sessAcc) more() *sessLines {
 // that wants the results alone.
 func consume(ctx context.Context, ss []*session.Session, progress Progress, read ReadFile, seen func(sess int, fu *usage.FileUsage), release, direct bool,
 	emit func(i int, su *SessionUsage) error) (*source, error) {
-	type sessMeta struct {
-		agent    session.Agent
-		id, main string
-	}
+	type sessMeta struct{ id, main strRef }
 	n := len(ss)
 	meta := make([]sessMeta, n)
-	acc := make([]sessAcc, n)
-	for i, s := range ss {
-		meta[i] = sessMeta{s.Agent, s.ID, s.Main}
-		acc[i] = sessAcc{project: s.Project, context: -1}
+	project := make([]uint32, n)
+	var names strIDs
+	count := make([]int32, n) // each session's files
+	plan := planScan(ss, func(i int, s *session.Session, p *scanPlan, first int) {
+		main := p.mainOf(s, first)
+		meta[i] = sessMeta{p.tab.within(main, s.Main, s.ID), main}
+		project[i] = names.id(s.Project)
+		count[i] = int32(len(p.jobs) - first)
+	})
+	if release {
+		clear(ss)
 	}
-	// each session's files, one after another in session order (the jobs
-	// are announced so): session i's are files[start[i]:start[i+1]]
-	var files []string
-	count := make([]int32, n+1)
+	// made once discovery's sessions may go, which are most of the heap
+	// until then
+	acc := make([]sessAcc, n)
+	for i := range acc {
+		acc[i] = sessAcc{project: project[i], context: -1}
+	}
+	project = nil
+	// each session's files, one after another in session order (the jobs'
+	// before the scan sorts them): session i's come after those of the
+	// sessions before it, count[i] of them
+	files := make([]strRef, len(plan.jobs))
+	for k, j := range plan.jobs {
+		files[k] = j.path
+	}
+	var lines []*sessLines
+	more := func(a *sessAcc) *sessLines {
+		if a.lines == 0 {
+			lines = append(lines, &sessLines{})
+			a.lines = uint32(len(lines))
+		}
+		return lines[a.lines-1]
+	}
 	own := make([]usage.Tally, n)
 	var tally func(sess int, lg *usage.Ledger, fu *usage.FileUsage) ([]usage.Request, bool)
 	if direct {
@@ -351,13 +369,10 @@ func consume(ctx context.Context, ss []*session.Session, progress Progress, read
 			return reqs, ok
 		}
 	}
-	sc, err := scanUsage(ctx, ss, release, progress, read, func(sess int, f UsageFile) {
-		files = append(files, f.Path)
-		count[sess]++
-	}, seen, tally, func(sess int, fu *usage.FileUsage, err error) {
+	sc, err := scanUsage(ctx, plan, progress, read, seen, tally, func(sess int, fu *usage.FileUsage, err error) {
 		a := &acc[sess]
 		if err != nil {
-			a.more().errors = append(a.more().errors, fmt.Sprintf("%s: %v", fu.Path, err))
+			more(a).errors = append(more(a).errors, fmt.Sprintf("%s: %v", fu.Path, err))
 		}
 		a.usageLines += int32(fu.UsageLines)
 		a.rejected += int32(fu.RejectedCount)
@@ -370,22 +385,24 @@ func consume(ctx context.Context, ss []*session.Session, progress Progress, read
 			a.cumulativeView += fu.CumulativeView
 		}
 		for _, d := range fu.Rejected {
-			a.more().rejected = append(a.more().rejected, FileDrop{fu.Path, d})
+			more(a).rejected = append(more(a).rejected, FileDrop{fu.Path, d})
 		}
 		for _, d := range fu.SessctlOnlyLines {
-			a.more().sessctl = append(a.more().sessctl, FileDrop{fu.Path, d})
+			more(a).sessctl = append(more(a).sessctl, FileDrop{fu.Path, d})
 		}
 		if fu.Class&usage.CCUsage != 0 {
 			a.ccusageView = true
 		}
 		if fu.Class&usage.Gauge != 0 {
 			if fu.Context >= 0 {
-				a.context, a.contextSource = fu.Context, fu.ContextSource
+				a.context, a.contextSource = fu.Context, names.id(fu.ContextSource)
 			}
 			if fu.Window > 0 {
 				a.window = fu.Window
 			}
-			gaugeCWD(&a.project, &a.cwd, fu)
+			project, cwd := names.str(a.project), names.str(a.cwd)
+			gaugeCWD(&project, &cwd, fu)
+			a.project, a.cwd = names.id(project), names.id(cwd)
 		}
 	})
 	if err != nil {
@@ -395,7 +412,7 @@ func consume(ctx context.Context, ss []*session.Session, progress Progress, read
 	// one pass over the winners in the ledger's order: each session's
 	// totals add its requests in that order, as Ledger.Totals of the
 	// session's list would
-	rotated := make(map[int]*usage.Tally)
+	rotated := make(map[int32]*usage.Tally)
 	stop := stopper(ctx)
 	err = lg.Each(func(r *usage.Request) error {
 		s := fileSess[r.File]
@@ -436,21 +453,23 @@ func consume(ctx context.Context, ss []*session.Session, progress Progress, read
 			}
 		}
 		a, m := &acc[i], meta[i]
-		su := &SessionUsage{Agent: m.agent, ID: m.id, Project: a.project, CWD: a.cwd, Main: m.main,
-			Files: []string{}, Context: a.context, ContextSource: a.contextSource, Window: a.window,
+		su := &SessionUsage{Agent: plan.agentOf(i), ID: plan.tab.str(m.id), Project: names.str(a.project), CWD: names.str(a.cwd), Main: plan.tab.str(m.main),
+			Files: make([]string, count[i]), Context: a.context, ContextSource: names.str(a.contextSource), Window: a.window,
 			PerResponse: int(a.perResponse), PerResponseView: a.perResponseView, CumulativeView: a.cumulativeView,
 			UsageLines: int(a.usageLines), Rejected: int(a.rejected), SessctlOnly: int(a.sessctlOnly),
 			CCUsageOnly: int(a.ccusageOnly), Corrupt: int(a.corrupt), ccusageView: a.ccusageView}
-		if c := count[i]; c > 0 {
-			su.Files = files[at : at+c : at+c]
-			at += c
+		for k := range su.Files {
+			su.Files[k] = plan.tab.str(files[at])
+			at++
 		}
-		if l := a.lines; l != nil {
+		if a.lines != 0 {
+			l := lines[a.lines-1]
 			su.RejectedLines, su.SessctlLines, su.Errors = l.rejected, l.sessctl, l.errors
+			lines[a.lines-1] = nil
 		}
 		su.Totals = lg.Total(&own[i])
 		su.Totals.View = usage.ViewSessctl
-		if t := rotated[i]; t != nil {
+		if t := rotated[int32(i)]; t != nil {
 			rt := lg.Total(t)
 			rt.View = usage.ViewSessctl
 			su.InRotations = &rt
@@ -469,9 +488,8 @@ func consume(ctx context.Context, ss []*session.Session, progress Progress, read
 		if ex, ok := session.As[usage.ViewsExplainer](su.Agent); ok && su.PerResponse > 0 && su.PerResponseView != su.CumulativeView {
 			su.ViewsDiffer = ex.ExplainViews(su.PerResponse, su.PerResponseView, su.CumulativeView)
 		}
-		// the tallies' lists and what was gathered go as the result is
-		// made
-		own[i], ccu[i], acc[i], meta[i] = usage.Tally{}, usage.Tally{}, sessAcc{}, sessMeta{}
+		// the tallies' lists go as the result is made
+		own[i], ccu[i] = usage.Tally{}, usage.Tally{}
 		err = emit(i, su)
 	}
 	if err != nil {
@@ -506,8 +524,7 @@ func gaugeCWD(project, cwd *string, fu *usage.FileUsage) {
 }
 
 // scanUsage is the scan under Consumption and CountedRequests: every file
-// of ss that records usage (each announced to job, session by session)
-// read by workers on all cores and merged, in ccusage's order, into one
+// of the plan (sorted in place) read by workers on all cores and merged, in ccusage's order, into one
 // ledger. merged is called in that order, from one goroutine, with each
 // file's session, what the file says (its requests owned by the ledger by
 // then, and what a rotated copy says of its lines cleared: its
@@ -518,15 +535,12 @@ func gaugeCWD(project, cwd *string, fu *usage.FileUsage) {
 // for a file so large that its requests went to the ledger as it was
 // read).
 //
-// With release, ss is the caller's own copy of its list, which scanUsage
-// clears once the jobs are made (see consumption).
-//
 // direct, when not nil, is offered each file that is not streamed before
 // the ledger takes it: it may count the file's requests itself
 // (usage.Ledger.TallyFile) and return their list and true; on false the
 // ledger takes them.
-func scanUsage(ctx context.Context, ss []*session.Session, release bool, progress Progress, read ReadFile,
-	job func(sess int, f UsageFile), seen func(sess int, fu *usage.FileUsage),
+func scanUsage(ctx context.Context, plan *scanPlan, progress Progress, read ReadFile,
+	seen func(sess int, fu *usage.FileUsage),
 	direct func(sess int, lg *usage.Ledger, fu *usage.FileUsage) ([]usage.Request, bool),
 	merged func(sess int, fu *usage.FileUsage, err error)) (*source, error) {
 	if read == nil {
@@ -534,28 +548,18 @@ func scanUsage(ctx context.Context, ss []*session.Session, release bool, progres
 			return rd.ReadFile(ctx, path, sc, class)
 		}
 	}
-	var jobs []fileJob
-	var total int64
-	agents := make([]session.Agent, len(ss))
-	for i, s := range ss {
-		agents[i] = s.Agent
-		eachUsageFile(s, func(_ int, f UsageFile) {
-			job(i, f)
-			jobs = append(jobs, fileJob{int32(i), f.Class, f.Size, f.Path})
-			total += f.Size
-		})
-	}
-	if release {
-		clear(ss)
-	}
+	jobs, total := plan.jobs, plan.total
 	// ccusage's order: by path, for deterministic winners among
 	// duplicates; rotated copies after every file they may copy
-	sort.SliceStable(jobs, func(i, j int) bool {
-		ci, cj := jobs[i].class&usage.Copy != 0, jobs[j].class&usage.Copy != 0
-		if ci != cj {
-			return cj
+	slices.SortStableFunc(jobs, func(a, b fileJob) int {
+		ca, cb := a.class&usage.Copy != 0, b.class&usage.Copy != 0
+		if ca != cb {
+			if ca {
+				return 1
+			}
+			return -1
 		}
-		return jobs[i].path < jobs[j].path
+		return plan.tab.cmp(a.path, b.path)
 	})
 
 	var scanned atomic.Int64
@@ -606,9 +610,7 @@ func scanUsage(ctx context.Context, ss []*session.Session, release bool, progres
 					ring[i%len(ring)] <- scannedFile{}
 					continue
 				}
-				a := agents[j.sess]
-				sc, _ := session.As[usage.Scanner](a)
-				fu, err := read(ctx, &rd, j.path, a, sc, j.class)
+				fu, err := read(ctx, &rd, plan.tab.str(j.path), plan.agentOf(int(j.sess)), plan.scannerOf(int(j.sess)), j.class)
 				if progress != nil {
 					progress(scanned.Add(j.size), total)
 				}
@@ -634,7 +636,7 @@ func scanUsage(ctx context.Context, ss []*session.Session, release bool, progres
 	// real transcripts hold about one distinct request per 8 KiB; allow for
 	// twice as many (up to the memory budget)
 	lg.Grow(int(min(total/4096, 1<<22)))
-	fileSess := make([]int, 0, len(jobs))
+	fileSess := make([]int32, 0, len(jobs))
 	fileCopy := make([]bool, 0, len(jobs))
 	for i, j := range jobs {
 		var got scannedFile
@@ -652,9 +654,8 @@ func scanUsage(ctx context.Context, ss []*session.Session, release bool, progres
 		streamed := j.size >= StreamFile
 		if streamed {
 			lg.BeginFile()
-			sc, _ := session.As[usage.Scanner](agents[j.sess])
 			rd := usage.Reader{Big: &big, Stream: lg.AddPart}
-			fu, err = rd.ReadFile(ctx, j.path, sc, j.class)
+			fu, err = rd.ReadFile(ctx, plan.tab.str(j.path), plan.scannerOf(int(j.sess)), j.class)
 			if err == nil {
 				lg.AddPart(fu)
 				fu.Requests = nil
@@ -664,9 +665,9 @@ func scanUsage(ctx context.Context, ss []*session.Session, release bool, progres
 			}
 		}
 		if err != nil {
-			fu = &usage.FileUsage{Path: j.path, Class: j.class, Context: -1}
+			fu = &usage.FileUsage{Path: plan.tab.str(j.path), Class: j.class, Context: -1}
 		}
-		fileSess = append(fileSess, int(j.sess))
+		fileSess = append(fileSess, j.sess)
 		fileCopy = append(fileCopy, fu.Class&usage.Copy != 0)
 		if seen != nil {
 			// a streamed file's requests went to the ledger as it was read

@@ -1,0 +1,134 @@
+package stats
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/sessctl/sessctl/pkg/session"
+)
+
+func TestStrTab(t *testing.T) {
+	var tab strTab
+	words := []string{"", "/a/b/c.jsonl", "x", "/a/b/c.jsonl", "ünï"}
+	refs := make([]strRef, len(words))
+	for i, w := range words {
+		refs[i] = tab.add(w)
+	}
+	for i, w := range words {
+		if got := tab.str(refs[i]); got != w {
+			t.Errorf("str(add(%q)) = %q", w, got)
+		}
+	}
+	for i, a := range words {
+		for j, b := range words {
+			if got, want := tab.cmp(refs[i], refs[j]), strings.Compare(a, b); got != want {
+				t.Errorf("cmp(%q, %q) = %d, want %d", a, b, got, want)
+			}
+		}
+	}
+	// a part of a stored string takes no bytes of its own
+	main := "/p/-home-me/0b6f.jsonl"
+	r := tab.add(main)
+	n := len(tab.b)
+	id := tab.within(r, main, "0b6f")
+	if got := tab.str(id); got != "0b6f" {
+		t.Errorf("within: %q, want 0b6f", got)
+	}
+	if len(tab.b) != n {
+		t.Errorf("within stored %d bytes for a part of a stored string", len(tab.b)-n)
+	}
+	if got := tab.str(tab.within(r, main, "elsewhere")); got != "elsewhere" {
+		t.Errorf("within, not a part: %q", got)
+	}
+	// a string too long for a ref's length is kept whole
+	long := strings.Repeat("l", 1<<refLenBits)
+	lr := tab.add(long)
+	if lr&refLong == 0 || tab.str(lr) != long {
+		t.Errorf("a string of %d bytes: ref %x", len(long), lr)
+	}
+	if got := tab.cmp(lr, refs[1]); got != strings.Compare(long, words[1]) {
+		t.Errorf("cmp of a long string: %d", got)
+	}
+	if got := tab.str(tab.within(lr, long, "ll")); got != "ll" {
+		t.Errorf("within a long string: %q", got)
+	}
+}
+
+func TestStrIDs(t *testing.T) {
+	var ids strIDs
+	if ids.id("") != 0 || ids.str(0) != "" {
+		t.Fatal(`"" is not 0`)
+	}
+	a, b := ids.id("a"), ids.id("b")
+	if a == b || a == 0 || ids.id("a") != a {
+		t.Errorf("ids a %d, b %d, a again %d", a, b, ids.id("a"))
+	}
+	if ids.str(a) != "a" || ids.str(b) != "b" {
+		t.Errorf("str: %q %q", ids.str(a), ids.str(b))
+	}
+}
+
+// What the scan holds for each session and file has no pointers, so that
+// the collector does not go through it (scanPlan).
+func TestScanStateHasNoPointers(t *testing.T) {
+	for _, v := range []any{sessAcc{}, fileJob{}} {
+		if typ := reflect.TypeOf(v); hasPointers(typ) {
+			t.Errorf("%s holds a pointer", typ)
+		}
+	}
+}
+
+func hasPointers(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.String, reflect.Slice, reflect.Map, reflect.Interface, reflect.Chan, reflect.Func, reflect.UnsafePointer:
+		return true
+	case reflect.Array:
+		return t.Len() > 0 && hasPointers(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if hasPointers(t.Field(i).Type) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func TestPlanScan(t *testing.T) {
+	ss := session.Discover(testRoots(), false)
+	if len(ss.Sessions) < 2 {
+		t.Fatalf("%d sessions in testdata", len(ss.Sessions))
+	}
+	p := planScan(ss.Sessions, func(i int, s *session.Session, p *scanPlan, first int) {
+		if got := p.tab.str(p.mainOf(s, first)); got != s.Main {
+			t.Errorf("session %d: main %q, want %q", i, got, s.Main)
+		}
+	})
+	var want []fileJob
+	for i, s := range ss.Sessions {
+		if p.agentOf(i) != s.Agent {
+			t.Errorf("session %d: agent %q, want %q", i, p.agentOf(i), s.Agent)
+		}
+		for _, f := range UsageFiles(s) {
+			want = append(want, fileJob{int32(i), f.Class, f.Size, 0})
+			if got := p.tab.str(p.jobs[len(want)-1].path); got != f.Path {
+				t.Errorf("job %d: path %q, want %q", len(want)-1, got, f.Path)
+			}
+		}
+	}
+	if len(p.jobs) != len(want) {
+		t.Fatalf("%d jobs, want %d", len(p.jobs), len(want))
+	}
+	var total int64
+	for k, j := range p.jobs {
+		j.path = 0
+		if j != want[k] {
+			t.Errorf("job %d: %+v, want %+v", k, j, want[k])
+		}
+		total += j.size
+	}
+	if p.total != total {
+		t.Errorf("total %d, want %d", p.total, total)
+	}
+}
