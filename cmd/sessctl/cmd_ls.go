@@ -89,7 +89,7 @@ func runLs(ctx context.Context, env *appEnv, opt lsOptions) error {
 	// live data: a peak of 124-127 MiB in a first run, whatever the limit
 	// later. Growing the heap by 70 % of what is live, not 100 %, took it to
 	// 118-119 MiB; a warm run takes the same time (the limit rules it).
-	defer lsGC(env.getenv)()
+	defer paceGC(env.getenv, lsGCPercent)()
 	ix := openIndex(env, opt.index)
 	defer closeIndex(ix)
 	res := discoverIndexed(env, opt.roots, opt.paths, ix)
@@ -239,13 +239,13 @@ func boundLsMemory(ix *index.Index, sessions int, longest int64) (loosen, restor
 // lsGCPercent is ls's GOGC, unless the user set one.
 const lsGCPercent = 70
 
-// lsGC sets GOGC to lsGCPercent unless the user set GOGC, and returns
-// what puts it back.
-func lsGC(getenv func(string) string) (restore func()) {
+// paceGC sets GOGC to percent unless the user set GOGC, and returns what
+// puts it back.
+func paceGC(getenv func(string) string, percent int) (restore func()) {
 	if getenv("GOGC") != "" {
 		return func() {}
 	}
-	old := debug.SetGCPercent(lsGCPercent)
+	old := debug.SetGCPercent(percent)
 	return func() { debug.SetGCPercent(old) }
 }
 

@@ -63,16 +63,15 @@ func TestBoundLsMemory(t *testing.T) {
 	}
 }
 
-// ls runs at lsGCPercent and puts GOGC back after, unless the user set
-// GOGC.
-func TestLsGC(t *testing.T) {
+// paceGC sets GOGC and puts it back after, unless the user set GOGC.
+func TestPaceGC(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	percent := func() int {
 		p := debug.SetGCPercent(-1)
 		debug.SetGCPercent(p)
 		return p
 	}
-	restore := lsGC(func(string) string { return "" })
+	restore := paceGC(func(string) string { return "" }, lsGCPercent)
 	if got := percent(); got != lsGCPercent {
 		t.Errorf("during the run: GOGC %d, want %d", got, lsGCPercent)
 	}
@@ -81,12 +80,12 @@ func TestLsGC(t *testing.T) {
 		t.Errorf("after the run: GOGC %d, want 100", got)
 	}
 	debug.SetGCPercent(150) // as GOGC=150 sets it
-	restore = lsGC(func(k string) string {
+	restore = paceGC(func(k string) string {
 		if k == "GOGC" {
 			return "150"
 		}
 		return ""
-	})
+	}, lsGCPercent)
 	if got := percent(); got != 150 {
 		t.Errorf("the user's GOGC: %d during the run, want 150", got)
 	}
