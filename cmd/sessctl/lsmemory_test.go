@@ -1,12 +1,17 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"runtime/debug"
 	"testing"
 
 	"github.com/sessctl/sessctl/pkg/index"
 	"github.com/sessctl/sessctl/pkg/session"
+	"github.com/sessctl/sessctl/pkg/usage"
 )
 
 // ls runs under the warm limit while the index serves it, under the cold
@@ -90,4 +95,56 @@ func TestPaceGC(t *testing.T) {
 		t.Errorf("the user's GOGC: %d during the run, want 150", got)
 	}
 	restore()
+}
+
+// stats grows its memory limit by indexWriteRoom once, when the index has
+// missed limitMisses files (a run that fills it), and not when the user
+// set GOMEMLIMIT.
+func TestReadRoomy(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
+	limit := func() int64 { return debug.SetMemoryLimit(-1) }
+	data := t.TempDir()
+	var paths []string
+	for i := range limitMisses + 10 {
+		p := filepath.Join(data, fmt.Sprintf("%d.jsonl", i))
+		if err := os.WriteFile(p, []byte(`{"type":"user"}`+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	a := session.Claude
+	sc, ok := session.As[usage.Scanner](a)
+	if !ok {
+		t.Fatal("no usage scanner for claude")
+	}
+	for _, user := range []bool{false, true} {
+		env, _ := testEnv()
+		env.getenv = func(k string) string {
+			if k == "GOMEMLIMIT" && user {
+				return "100MiB"
+			}
+			return ""
+		}
+		ix := index.Open(t.TempDir())
+		if ix == nil {
+			t.Fatal("no index")
+		}
+		read := readRoomy(env, ix)
+		const set = 100 << 20
+		debug.SetMemoryLimit(set)
+		var rd usage.Reader
+		for i, p := range paths {
+			if _, err := read(context.Background(), &rd, p, a, sc, usage.Carries|usage.CCUsage); err != nil {
+				t.Fatal(err)
+			}
+			want := int64(set)
+			if !user && i+1 >= limitMisses {
+				want += indexWriteRoom
+			}
+			if got := limit(); got != want {
+				t.Fatalf("GOMEMLIMIT set %v, after %d misses: limit %d, want %d", user, i+1, got, want)
+			}
+		}
+		ix.Close()
+	}
 }
