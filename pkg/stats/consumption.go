@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sessctl/sessctl/internal/intern"
 	"github.com/sessctl/sessctl/pkg/session"
 	"github.com/sessctl/sessctl/pkg/usage"
 )
@@ -286,7 +287,7 @@ func consumption(ctx context.Context, ss []*session.Session, progress Progress, 
 type sessAcc struct {
 	context, window                 int64
 	perResponseView, cumulativeView int64
-	project, cwd, contextSource     uint32 // strIDs
+	project, cwd, contextSource     uint32 // the scan's intern.Table
 	usageLines, rejected            int32
 	sessctlOnly, ccusageOnly        int32
 	corrupt, perResponse            int32
@@ -324,12 +325,12 @@ func consume(ctx context.Context, ss []*session.Session, progress Progress, read
 	n := len(ss)
 	meta := make([]sessMeta, n)
 	project := make([]uint32, n)
-	var names strIDs
-	count := make([]int32, n) // each session's files
+	var names intern.Table[uint32] // projects, working directories, gauge sources
+	count := make([]int32, n)      // each session's files
 	plan := planScan(ss, func(i int, s *session.Session, p *scanPlan, first int) {
 		main := p.mainOf(s, first)
 		meta[i] = sessMeta{p.tab.within(main, s.Main, s.ID), main}
-		project[i] = names.id(s.Project)
+		project[i] = names.ID(s.Project)
 		count[i] = int32(len(p.jobs) - first)
 	})
 	if release {
@@ -395,14 +396,14 @@ func consume(ctx context.Context, ss []*session.Session, progress Progress, read
 		}
 		if fu.Class&usage.Gauge != 0 {
 			if fu.Context >= 0 {
-				a.context, a.contextSource = fu.Context, names.id(fu.ContextSource)
+				a.context, a.contextSource = fu.Context, names.ID(fu.ContextSource)
 			}
 			if fu.Window > 0 {
 				a.window = fu.Window
 			}
-			project, cwd := names.str(a.project), names.str(a.cwd)
+			project, cwd := names.Name(a.project), names.Name(a.cwd)
 			gaugeCWD(&project, &cwd, fu)
-			a.project, a.cwd = names.id(project), names.id(cwd)
+			a.project, a.cwd = names.ID(project), names.ID(cwd)
 		}
 	})
 	if err != nil {
@@ -453,8 +454,8 @@ func consume(ctx context.Context, ss []*session.Session, progress Progress, read
 			}
 		}
 		a, m := &acc[i], meta[i]
-		su := &SessionUsage{Agent: plan.agentOf(i), ID: plan.tab.str(m.id), Project: names.str(a.project), CWD: names.str(a.cwd), Main: plan.tab.str(m.main),
-			Files: make([]string, count[i]), Context: a.context, ContextSource: names.str(a.contextSource), Window: a.window,
+		su := &SessionUsage{Agent: plan.agentOf(i), ID: plan.tab.str(m.id), Project: names.Name(a.project), CWD: names.Name(a.cwd), Main: plan.tab.str(m.main),
+			Files: make([]string, count[i]), Context: a.context, ContextSource: names.Name(a.contextSource), Window: a.window,
 			PerResponse: int(a.perResponse), PerResponseView: a.perResponseView, CumulativeView: a.cumulativeView,
 			UsageLines: int(a.usageLines), Rejected: int(a.rejected), SessctlOnly: int(a.sessctlOnly),
 			CCUsageOnly: int(a.ccusageOnly), Corrupt: int(a.corrupt), ccusageView: a.ccusageView}

@@ -13,7 +13,7 @@ import (
 // strings and pointers, they were 50 MB that the collector went through on
 // every cycle (a first run collected about 600 times). So what the scan
 // keeps of each is made of numbers: names in one byte slice (strTab),
-// repeated strings by number (strIDs), the agent by number. The collector
+// repeated strings by number (intern.Table), the agent by number. The collector
 // skips memory that holds no pointers.
 
 // strRef names a string of a strTab: its offset in the table's bytes (the
@@ -73,36 +73,6 @@ func (t *strTab) str(r strRef) string {
 
 // cmp compares the strings of a and b as strings.Compare does.
 func (t *strTab) cmp(a, b strRef) int { return bytes.Compare(t.bytes(a), t.bytes(b)) }
-
-// strIDs numbers strings, "" as 0: the projects, working directories and
-// gauge sources of a store's sessions, which repeat.
-type strIDs struct {
-	ids  map[string]uint32
-	list []string
-}
-
-func (t *strIDs) id(s string) uint32 {
-	if s == "" {
-		return 0
-	}
-	if id, ok := t.ids[s]; ok {
-		return id
-	}
-	if t.ids == nil {
-		t.ids, t.list = map[string]uint32{}, []string{""}
-	}
-	id := uint32(len(t.list))
-	t.ids[s] = id
-	t.list = append(t.list, s)
-	return id
-}
-
-func (t *strIDs) str(id uint32) string {
-	if id == 0 {
-		return ""
-	}
-	return t.list[id]
-}
 
 // scanPlan is what a scan needs of discovery's sessions, so that it
 // needs none of them: each file to read and each session's agent.

@@ -55,20 +55,6 @@ func TestStrTab(t *testing.T) {
 	}
 }
 
-func TestStrIDs(t *testing.T) {
-	var ids strIDs
-	if ids.id("") != 0 || ids.str(0) != "" {
-		t.Fatal(`"" is not 0`)
-	}
-	a, b := ids.id("a"), ids.id("b")
-	if a == b || a == 0 || ids.id("a") != a {
-		t.Errorf("ids a %d, b %d, a again %d", a, b, ids.id("a"))
-	}
-	if ids.str(a) != "a" || ids.str(b) != "b" {
-		t.Errorf("str: %q %q", ids.str(a), ids.str(b))
-	}
-}
-
 // What the scan holds for each session and file has no pointers, so that
 // the collector does not go through it (scanPlan).
 func TestScanStateHasNoPointers(t *testing.T) {

@@ -41,8 +41,8 @@ func (fu *FileUsage) MarshalBinary() ([]byte, error) {
 	e.Str(fu.ContextSource)
 	e.Int(fu.Window)
 	e.Str(fu.CWD)
-	e.Int(int64(len(fu.models.names)))
-	for _, n := range fu.models.names {
+	e.Int(int64(fu.models.Len()))
+	for _, n := range fu.models.Names() {
 		e.Str(n)
 	}
 	e.Int(int64(len(fu.Requests)))
@@ -128,7 +128,7 @@ func (fu *FileUsage) UnmarshalBinary(b []byte) error {
 	fu.CWD = d.Str()
 	fu.models = modelTable{}
 	for n := d.Count(); n > 0 && d.Err == nil; n-- {
-		fu.models.id(d.Str())
+		fu.models.ID(d.Str())
 	}
 	n := d.Count()
 	if d.Err != nil {

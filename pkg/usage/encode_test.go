@@ -35,7 +35,7 @@ func TestEncodingRoundTrip(t *testing.T) {
 		if len(fu.Requests) == 0 {
 			got.Requests = fu.Requests // nil and empty are the same list
 		}
-		if got.models.index == nil && fu.models.index != nil || len(fu.models.names) == 0 {
+		if fu.models.Len() == 0 {
 			got.models = fu.models
 		}
 		if !reflect.DeepEqual(&got, fu) {

@@ -22,6 +22,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/sessctl/sessctl/internal/intern"
 	"github.com/sessctl/sessctl/pkg/session"
 )
 
@@ -138,40 +139,13 @@ const maxDrops = 20
 type ModelID int32
 
 // modelTable interns model names.
-type modelTable struct {
-	names []string // the name of id i is names[i-1]
-	index map[string]ModelID
-}
-
-func (t *modelTable) name(id ModelID) string {
-	if id <= 0 || int(id) > len(t.names) {
-		return ""
-	}
-	return t.names[id-1]
-}
-
-// id returns the id of name, adding it when new.
-func (t *modelTable) id(name string) ModelID {
-	if name == "" {
-		return 0
-	}
-	if id, ok := t.index[name]; ok {
-		return id
-	}
-	if t.index == nil {
-		t.index = map[string]ModelID{}
-	}
-	t.names = append(t.names, name)
-	id := ModelID(len(t.names))
-	t.index[name] = id
-	return id
-}
+type modelTable = intern.Table[ModelID]
 
 // ModelID returns the id of a model name in fu's table, adding it when new.
-func (fu *FileUsage) ModelID(name string) ModelID { return fu.models.id(name) }
+func (fu *FileUsage) ModelID(name string) ModelID { return fu.models.ID(name) }
 
 // Model returns the model name of one of fu's requests.
-func (fu *FileUsage) Model(r *Request) string { return fu.models.name(r.Model) }
+func (fu *FileUsage) Model(r *Request) string { return fu.models.Name(r.Model) }
 
 // Reject notes a line with usage that sessctl does not count, and why.
 func (fu *FileUsage) Reject(line int, reason string) {
@@ -380,8 +354,8 @@ func (lg *Ledger) TallyFile(ty *Tally, fu *FileUsage) (reqs []Request, ok bool) 
 // ledger's (number) and returns the file's number.
 func (lg *Ledger) takeModels(fu *FileUsage) int32 {
 	lg.remap = append(lg.remap[:0], 0)
-	for _, name := range fu.models.names {
-		lg.remap = append(lg.remap, lg.models.id(name))
+	for _, name := range fu.models.Names() {
+		lg.remap = append(lg.remap, lg.models.ID(name))
 	}
 	return lg.files - 1
 }
@@ -483,7 +457,7 @@ func (lg *Ledger) Grow(n int) {
 }
 
 // Model returns the model name of one of lg's requests.
-func (lg *Ledger) Model(r *Request) string { return lg.models.name(r.Model) }
+func (lg *Ledger) Model(r *Request) string { return lg.models.Name(r.Model) }
 
 // CCUsageView returns the requests ccusage would count (before the
 // ledger spills; then EachCCUsage gives them).
@@ -721,9 +695,9 @@ func (lg *Ledger) Tally(ty *Tally, r *Request) {
 		lg.priced, lg.looked = append(lg.priced, nil), append(lg.looked, false)
 	}
 	if !lg.looked[r.Model] {
-		lg.priced[r.Model], lg.looked[r.Model] = priceOf(lg.models.name(r.Model)), true
+		lg.priced[r.Model], lg.looked[r.Model] = priceOf(lg.models.Name(r.Model)), true
 	}
-	addCost(&ty.cost, &ty.unpriced, lg.models.name(r.Model), r, lg.priced[r.Model])
+	addCost(&ty.cost, &ty.unpriced, lg.models.Name(r.Model), r, lg.priced[r.Model])
 	if r.Usage.Total() > 0 || r.Usage.Reasoning > 0 {
 		k := 0
 		for k < len(ty.models) && ty.models[k].id != r.Model {
@@ -748,7 +722,7 @@ func (lg *Ledger) Total(ty *Tally) Totals {
 		}
 	}
 	for _, m := range ty.models {
-		t.addModel(lg.models.name(m.id), m.u)
+		t.addModel(lg.models.Name(m.id), m.u)
 	}
 	if ty.last > 0 {
 		t.LastActivity = time.UnixMilli(ty.last).UTC()

@@ -153,7 +153,7 @@ func TestLedgerTotalsIsAdd(t *testing.T) {
 		if rng.IntN(4) > 0 {
 			r.Usage = session.Usage{Input: rng.Int64N(100), Output: rng.Int64N(3), CacheRead: rng.Int64N(2), Reasoning: rng.Int64N(2)}
 		}
-		r.Model = fu.models.id(models[rng.IntN(len(models))])
+		r.Model = fu.models.ID(models[rng.IntN(len(models))])
 		fu.Requests = append(fu.Requests, r)
 	}
 	var lg Ledger
