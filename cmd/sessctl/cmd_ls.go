@@ -254,6 +254,13 @@ func paceGC(getenv func(string) string, percent int) (restore func()) {
 // that changed since the last.
 const limitMisses = 500
 
+// filling reports whether ix has missed limitMisses files: the run reads
+// files and fills the index, and needs more memory than one it serves.
+func filling(ix *index.Index) bool {
+	st := ix.Stats()
+	return st.Misses+st.Grown >= limitMisses
+}
+
 // lsSource is the index's FileSummaries, which loosens the run's memory
 // limit once the index has missed limitMisses files.
 type lsSource struct {
@@ -264,7 +271,7 @@ type lsSource struct {
 
 func (s lsSource) FileSummary(a session.Agent, f session.File, mode session.SummaryMode) (session.FileSummary, error) {
 	sum, err := s.FileSummaries.FileSummary(a, f, mode)
-	if st := s.ix.Stats(); st.Misses+st.Grown >= limitMisses {
+	if filling(s.ix) {
 		s.loosen()
 	}
 	return sum, err

@@ -167,7 +167,7 @@ func readRoomy(env *appEnv, ix *index.Index) stats.ReadFile {
 	})
 	return func(ctx context.Context, rd *usage.Reader, path string, a session.Agent, sc usage.Scanner, class usage.FileClass) (*usage.FileUsage, error) {
 		fu, err := ix.ReadUsage(ctx, rd, path, a, sc, class)
-		if st := ix.Stats(); st.Misses+st.Grown >= limitMisses {
+		if filling(ix) {
 			grow()
 		}
 		return fu, err
