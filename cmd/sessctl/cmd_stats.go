@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sessctl/sessctl/pkg/index"
@@ -135,43 +136,16 @@ func runStats(ctx context.Context, env *appEnv, opt statsOptions) error {
 		closeIndex(ix)
 		return err
 	}
-	defer boundMemory(ss)()
+	grow, restore := boundScanMemory(ss)
+	defer restore()
 	defer usageBudget(env)()
-	if err := runStatsMany(ctx, env, ss, opt, ix); err != nil {
+	if err := runStatsMany(ctx, env, ss, opt, ix, grow); err != nil {
 		return err
 	}
 	if ctx.Err() != nil {
 		return errInterrupted
 	}
 	return nil
-}
-
-// indexWriteRoom is what the memory limit (boundMemory) grows by in a run
-// that fills the index: it holds the entries pending a write (up to the
-// index's 8 MiB) and bbolt's pages for them while they are written. A
-// first run over 20,000 sessions took 11 % more CPU time without it.
-const indexWriteRoom = 4 << 20
-
-// readRoomy reads a file's usage through ix, and grows the memory limit
-// boundMemory set by indexWriteRoom once the index has missed limitMisses
-// files (a warm run reads only the few files that changed), unless the
-// user set GOMEMLIMIT.
-func readRoomy(env *appEnv, ix *index.Index) stats.ReadFile {
-	if ix == nil || env.getenv("GOMEMLIMIT") != "" {
-		return ix.ReadUsage
-	}
-	grow := sync.OnceFunc(func() {
-		if l := debug.SetMemoryLimit(-1); l != math.MaxInt64 {
-			debug.SetMemoryLimit(l + indexWriteRoom)
-		}
-	})
-	return func(ctx context.Context, rd *usage.Reader, path string, a session.Agent, sc usage.Scanner, class usage.FileClass) (*usage.FileUsage, error) {
-		fu, err := ix.ReadUsage(ctx, rd, path, a, sc, class)
-		if filling(ix) {
-			grow()
-		}
-		return fu, err
-	}
 }
 
 // discoveryGCPercent is GOGC while stats discovers its sessions, unless
@@ -215,7 +189,7 @@ func holdsSeveral(path string) bool {
 
 // boundMemory sets the Go runtime's soft memory limit for a run over ss to
 // what the work needs: 28 MiB, twice the longest line it may hold (no line
-// is longer than the largest file, nor than the line bound), and 384 bytes
+// is longer than the largest file, nor than the line bound), and 512 bytes
 // a session. Stats reads a huge line more than once (usage, turns,
 // estimates) and each pass leaves a few copies of it as garbage; left to
 // its default pacing the collector lets the heap double over them, and a
@@ -227,19 +201,23 @@ func holdsSeveral(path string) bool {
 // (about 16 MB resident) and some of the index's pages besides, and left to
 // its pacing the heap doubles over what is live. 28 MiB covers the rest of
 // a run: the requests the ledger holds before it spills (usage.MemoryBudget),
-// the files being read and, with indexWriteRoom more in a run that fills
-// the index (readRoomy), the index's writes. Each session costs about
-// 380 bytes while the files are read (its files' paths, about 130 bytes,
-// its tally, 104, its accumulator, 80, and its jobs: stats.scanPlan) and
-// 40 after (stats.ManyReport keeps the results on disk). At 1 KiB
-// a session (before the results went to disk) over 100,000 sessions the
-// heap stayed above the limit and the collector ran without a pause, 7.5 s
-// of a 17.6 s run's CPU time. At 512 bytes (before the scan's state held
-// no pointers) a first run there collected 471 times. At 384 bytes a warm
-// run over 40,000 sessions peaks at 63 MiB, against 66 at 512.
+// the files being read and the index's writes. At 1 KiB a session (before
+// stats' results went to disk) over 100,000 sessions the heap stayed above
+// the limit and the collector ran without a pause, 7.5 s of a 17.6 s run's
+// CPU time. 512 bytes a session is for a caller that keeps discovery's
+// sessions to its end (export --usage: at 384 it took 25 % more CPU time
+// over 40,000 sessions); stats over many sessions lets them go and has a
+// limit of its own (boundScanMemory).
 func boundMemory(ss []*session.Session) func() {
+	_, restore := boundMemoryAt(ss, 512)
+	return restore
+}
+
+// boundMemoryAt is boundMemory at perSession bytes a session; set says
+// whether it set a limit (the user set none).
+func boundMemoryAt(ss []*session.Session, perSession int64) (set bool, restore func()) {
 	if debug.SetMemoryLimit(-1) != math.MaxInt64 {
-		return func() {}
+		return false, func() {}
 	}
 	var longest int64
 	for _, s := range ss {
@@ -250,8 +228,51 @@ func boundMemory(ss []*session.Session) func() {
 		}
 	}
 	longest = min(longest, jsonl.DefaultMaxLineSize)
-	old := debug.SetMemoryLimit(28<<20 + 2*longest + 384*int64(len(ss)))
-	return func() { debug.SetMemoryLimit(old) }
+	old := debug.SetMemoryLimit(28<<20 + 2*longest + perSession*int64(len(ss)))
+	return true, func() { debug.SetMemoryLimit(old) }
+}
+
+// boundScanMemory is boundMemory for stats over many sessions, at 384 bytes
+// a session: its scan lets discovery's sessions go and holds about 380
+// bytes of each while the files are read (its files' paths, about 130
+// bytes, its tally, 104, its accumulator, 80, and its jobs:
+// stats.scanPlan), and 40 after (stats.ManyReport keeps the results on
+// disk). At 512 bytes (before the scan's state held no pointers) a first
+// run over 100,000 sessions collected 471 times; at 384 a warm run over
+// 40,000 sessions peaks at 63 MiB, against 66 at 512. grow adds
+// indexWriteRoom to the limit it set, once, and nothing when the user set
+// one: see readRoomy.
+func boundScanMemory(ss []*session.Session) (grow, restore func()) {
+	set, restore := boundMemoryAt(ss, 384)
+	if !set {
+		return func() {}, restore
+	}
+	return sync.OnceFunc(func() { debug.SetMemoryLimit(debug.SetMemoryLimit(-1) + indexWriteRoom) }), restore
+}
+
+// indexWriteRoom is what the memory limit of stats over many sessions
+// grows by in a run that fills the index: it holds the entries pending a
+// write (up to the index's 8 MiB) and bbolt's pages for them while they
+// are written. A first run over 20,000 sessions took 11 % more CPU time
+// without it.
+const indexWriteRoom = 4 << 20
+
+// readRoomy reads a file's usage through ix, and calls grow (from
+// boundScanMemory) once the index has missed limitMisses files: a warm
+// run reads only the few files that changed.
+func readRoomy(ix *index.Index, grow func()) stats.ReadFile {
+	if ix == nil {
+		return ix.ReadUsage
+	}
+	var grown atomic.Bool
+	return func(ctx context.Context, rd *usage.Reader, path string, a session.Agent, sc usage.Scanner, class usage.FileClass) (*usage.FileUsage, error) {
+		fu, err := ix.ReadUsage(ctx, rd, path, a, sc, class)
+		if !grown.Load() && filling(ix) {
+			grown.Store(true)
+			grow()
+		}
+		return fu, err
+	}
 }
 
 // usageBudget applies SESSCTL_USAGE_BUDGET, how many requests the usage
@@ -299,7 +320,9 @@ type statsManyJSON struct {
 }
 
 // runStatsMany closes ix (nil: no index) once it has read the files.
-func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt statsOptions, ix *index.Index) error {
+// grow (boundScanMemory) gives the memory limit room for the index's
+// writes.
+func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt statsOptions, ix *index.Index, grow func()) error {
 	// a project is its real working directory, as ls shows it: Claude Code's
 	// and clawdcode's folder names are escaped paths (one directory would
 	// be two projects beside Codex's cwd), so their transcripts' head says
@@ -356,7 +379,7 @@ func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt s
 	if byRequests {
 		// each result kept on disk as it comes, and the requests kept
 		// (on disk past the ledger's budget) for the rows
-		rq, err := stats.ConsumptionRequests(ctx, ss, pr.set, readRoomy(env, ix), add)
+		rq, err := stats.ConsumptionRequests(ctx, ss, pr.set, readRoomy(ix, grow), add)
 		closeIndex(ix)
 		pr.done()
 		if err != nil {
@@ -373,7 +396,7 @@ func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt s
 		if ix != nil {
 			memo = ix
 		}
-		err = stats.ConsumptionEach(ctx, ss, pr.set, readRoomy(env, ix), memo, add)
+		err = stats.ConsumptionEach(ctx, ss, pr.set, readRoomy(ix, grow), memo, add)
 		closeIndex(ix)
 		pr.done()
 		if err != nil {

@@ -117,34 +117,36 @@ func TestReadRoomy(t *testing.T) {
 	if !ok {
 		t.Fatal("no usage scanner for claude")
 	}
-	for _, user := range []bool{false, true} {
-		env, _ := testEnv()
-		env.getenv = func(k string) string {
-			if k == "GOMEMLIMIT" && user {
-				return "100MiB"
-			}
-			return ""
+	ss := []*session.Session{{Agent: a, Files: []session.File{{Path: paths[0], Size: 16}}}}
+	for _, user := range []int64{0, 100 << 20} {
+		debug.SetMemoryLimit(math.MaxInt64)
+		if user != 0 {
+			debug.SetMemoryLimit(user) // as GOMEMLIMIT sets it
+		}
+		grow, restore := boundScanMemory(ss)
+		set := limit()
+		if user != 0 && set != user {
+			t.Fatalf("the user's limit %d became %d", user, set)
 		}
 		ix := index.Open(t.TempDir())
 		if ix == nil {
 			t.Fatal("no index")
 		}
-		read := readRoomy(env, ix)
-		const set = 100 << 20
-		debug.SetMemoryLimit(set)
+		read := readRoomy(ix, grow)
 		var rd usage.Reader
 		for i, p := range paths {
 			if _, err := read(context.Background(), &rd, p, a, sc, usage.Carries|usage.CCUsage); err != nil {
 				t.Fatal(err)
 			}
-			want := int64(set)
-			if !user && i+1 >= limitMisses {
+			want := set
+			if user == 0 && i+1 >= limitMisses {
 				want += indexWriteRoom
 			}
 			if got := limit(); got != want {
-				t.Fatalf("GOMEMLIMIT set %v, after %d misses: limit %d, want %d", user, i+1, got, want)
+				t.Fatalf("user's limit %d, after %d misses: limit %d, want %d", user, i+1, got, want)
 			}
 		}
 		ix.Close()
+		restore()
 	}
 }
