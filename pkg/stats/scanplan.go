@@ -17,8 +17,8 @@ import (
 // skips memory that holds no pointers.
 
 // strRef names a string of a strTab: its offset in the table's bytes (the
-// high 40 bits) and its length (the low 24), or, with refLong set, its
-// place in the table's list of strings that do not fit so.
+// 39 bits below the top one) and its length (the low 24), or, with refLong
+// set, its place in the table's list of strings that do not fit so.
 type strRef uint64
 
 const (
@@ -77,11 +77,12 @@ func (t *strTab) cmp(a, b strRef) int { return bytes.Compare(t.bytes(a), t.bytes
 // scanPlan is what a scan needs of discovery's sessions, so that it
 // needs none of them: each file to read and each session's agent.
 type scanPlan struct {
-	tab    strTab
-	agents []session.Agent // the distinct agents
-	agent  []uint16        // a session's place in agents
-	jobs   []fileJob
-	total  int64
+	tab      strTab
+	agents   []session.Agent // the distinct agents
+	scanners []usage.Scanner // their usage scanners (nil: none)
+	agent    []uint16        // a session's place in agents
+	jobs     []fileJob
+	total    int64
 }
 
 // planScan makes the scan's jobs of the usage files of ss, in the order of
@@ -118,6 +119,8 @@ func planScan(ss []*session.Session, each func(sess int, s *session.Session, p *
 			a = uint16(len(p.agents))
 			known[s.Agent] = a
 			p.agents = append(p.agents, s.Agent)
+			sc, _ := session.As[usage.Scanner](s.Agent)
+			p.scanners = append(p.scanners, sc)
 		}
 		p.agent[i] = a
 		first := len(p.jobs)
@@ -147,7 +150,4 @@ func (p *scanPlan) mainOf(s *session.Session, first int) strRef {
 func (p *scanPlan) agentOf(sess int) session.Agent { return p.agents[p.agent[sess]] }
 
 // scannerOf returns the usage scanner of session sess's agent.
-func (p *scanPlan) scannerOf(sess int) usage.Scanner {
-	sc, _ := session.As[usage.Scanner](p.agentOf(sess))
-	return sc
-}
+func (p *scanPlan) scannerOf(sess int) usage.Scanner { return p.scanners[p.agent[sess]] }
