@@ -293,7 +293,9 @@ func TestNewIndexIsNotSwept(t *testing.T) {
 	flushAt = 1
 	dir, data := t.TempDir(), t.TempDir()
 	p := filepath.Join(data, "gone.jsonl")
-	os.WriteFile(p, []byte("gone\n"), 0o600)
+	if err := os.WriteFile(p, []byte("gone\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	ix := Open(dir)
 	get(t, ix, &reader{path: p})
 	os.Remove(p)

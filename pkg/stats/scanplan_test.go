@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sessctl/sessctl/pkg/session"
+	"github.com/sessctl/sessctl/pkg/usage"
 )
 
 func TestStrTab(t *testing.T) {
@@ -86,33 +87,53 @@ func TestPlanScan(t *testing.T) {
 	if len(ss.Sessions) < 2 {
 		t.Fatalf("%d sessions in testdata", len(ss.Sessions))
 	}
-	p := planScan(ss.Sessions, func(i int, s *session.Session, p *scanPlan, first int) {
-		if got := p.tab.str(p.mainOf(s, first)); got != s.Main {
-			t.Errorf("session %d: main %q, want %q", i, got, s.Main)
-		}
-	})
 	var want []fileJob
+	var paths []string
+	var total int64
 	for i, s := range ss.Sessions {
-		if p.agentOf(i) != s.Agent {
-			t.Errorf("session %d: agent %q, want %q", i, p.agentOf(i), s.Agent)
-		}
 		for _, f := range UsageFiles(s) {
 			want = append(want, fileJob{int32(i), f.Class, f.Size, 0})
-			if got := p.tab.str(p.jobs[len(want)-1].path); got != f.Path {
-				t.Errorf("job %d: path %q, want %q", len(want)-1, got, f.Path)
+			paths = append(paths, f.Path)
+			total += f.Size
+		}
+	}
+	mains := 0
+	p := planScan(ss.Sessions, func(i int, s *session.Session, p *scanPlan, first int) {
+		main := p.mainOf(s, first)
+		if got := p.tab.str(main); got != s.Main {
+			t.Errorf("session %d: main %q, want %q", i, got, s.Main)
+		}
+		for _, j := range p.jobs[first:] {
+			if j.path == main {
+				mains++ // the main file's path, stored once
 			}
 		}
+		if got := p.tab.str(p.tab.within(main, s.Main, s.ID)); got != s.ID {
+			t.Errorf("session %d: id %q, want %q", i, got, s.ID)
+		}
+	})
+	if mains == 0 {
+		t.Error("no main file's path is shared with its job")
 	}
 	if len(p.jobs) != len(want) {
 		t.Fatalf("%d jobs, want %d", len(p.jobs), len(want))
 	}
-	var total int64
+	for i, s := range ss.Sessions {
+		if p.agentOf(i) != s.Agent {
+			t.Errorf("session %d: agent %q, want %q", i, p.agentOf(i), s.Agent)
+		}
+		if sc, _ := session.As[usage.Scanner](s.Agent); p.scannerOf(i) != sc {
+			t.Errorf("session %d: another scanner", i)
+		}
+	}
 	for k, j := range p.jobs {
+		if got := p.tab.str(j.path); got != paths[k] {
+			t.Errorf("job %d: path %q, want %q", k, got, paths[k])
+		}
 		j.path = 0
 		if j != want[k] {
 			t.Errorf("job %d: %+v, want %+v", k, j, want[k])
 		}
-		total += j.size
 	}
 	if p.total != total {
 		t.Errorf("total %d, want %d", p.total, total)
