@@ -65,14 +65,16 @@ func CountedRequests(ctx context.Context, ss []*session.Session, progress Progre
 }
 
 // ConsumptionRequests is ConsumptionEach without a memo, which also
-// returns the requests it counted (Each; GroupRequests): what a report by
-// day or by model needs, without holding the results. Its Sessions are
-// the sessions' names as their results gave them; Errors and Unread are
-// not set (each result has its own). Close frees the requests' files.
+// returns the requests it counted (GroupRequests): what a report by day or
+// by model needs, without holding the results. Its Sessions hold each
+// session's agent alone, all such a report asks (a session's id, project
+// and working directory are its result's, and a store of 100,000 sessions
+// held them twice); Errors and Unread are not set (each result has its
+// own). Close frees the requests' files.
 func ConsumptionRequests(ctx context.Context, ss []*session.Session, progress Progress, read ReadFile, each func(i int, su *SessionUsage) error) (*Requests, error) {
 	rq := &Requests{Sessions: make([]SessionRef, len(ss))}
 	src, err := consume(ctx, slices.Clone(ss), progress, read, nil, true, false, func(i int, su *SessionUsage) error {
-		rq.Sessions[i] = SessionRef{Agent: su.Agent, ID: su.ID, Project: su.Project, CWD: su.CWD}
+		rq.Sessions[i] = SessionRef{Agent: su.Agent}
 		return each(i, su)
 	})
 	if err != nil {
