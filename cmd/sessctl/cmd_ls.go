@@ -254,11 +254,16 @@ func paceGC(getenv func(string) string, percent int) (restore func()) {
 // that changed since the last.
 const limitMisses = 500
 
-// filling reports whether ix has missed limitMisses files: the run reads
-// files and fills the index, and needs more memory than one it serves.
-func filling(ix *index.Index) bool {
+// filling reports whether ix has missed limitMisses files since it had
+// missed base (missed): the run reads files and fills the index, and
+// needs more memory than one it serves.
+func filling(ix *index.Index, base int) bool { return missed(ix)-base >= limitMisses }
+
+// missed is how many files ix has missed (or read on from where it had
+// them) so far in the run.
+func missed(ix *index.Index) int {
 	st := ix.Stats()
-	return st.Misses+st.Grown >= limitMisses
+	return st.Misses + st.Grown
 }
 
 // lsSource is the index's FileSummaries, which loosens the run's memory
@@ -271,7 +276,7 @@ type lsSource struct {
 
 func (s lsSource) FileSummary(a session.Agent, f session.File, mode session.SummaryMode) (session.FileSummary, error) {
 	sum, err := s.FileSummaries.FileSummary(a, f, mode)
-	if filling(s.ix) {
+	if filling(s.ix, 0) {
 		s.loosen()
 	}
 	return sum, err

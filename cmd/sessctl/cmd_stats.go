@@ -258,16 +258,18 @@ func boundScanMemory(ss []*session.Session) (grow, restore func()) {
 const indexWriteRoom = 4 << 20
 
 // readRoomy reads a file's usage through ix, and calls grow (from
-// boundScanMemory) once the index has missed limitMisses files: a warm
-// run reads only the few files that changed.
+// boundScanMemory) once the index has missed limitMisses files read so: a
+// warm run reads only the few files that changed. What the index missed
+// before (the heads --by project reads) does not count.
 func readRoomy(ix *index.Index, grow func()) stats.ReadFile {
 	if ix == nil {
 		return ix.ReadUsage
 	}
+	base := missed(ix)
 	var grown atomic.Bool
 	return func(ctx context.Context, rd *usage.Reader, path string, a session.Agent, sc usage.Scanner, class usage.FileClass) (*usage.FileUsage, error) {
 		fu, err := ix.ReadUsage(ctx, rd, path, a, sc, class)
-		if !grown.Load() && filling(ix) {
+		if !grown.Load() && filling(ix, base) {
 			grown.Store(true)
 			grow()
 		}

@@ -98,8 +98,8 @@ func TestPaceGC(t *testing.T) {
 }
 
 // stats grows its memory limit by indexWriteRoom once, when the index has
-// missed limitMisses files (a run that fills it), and not when the user
-// set GOMEMLIMIT.
+// missed limitMisses files as it reads them (a run that fills it), and
+// not when the user set GOMEMLIMIT.
 func TestReadRoomy(t *testing.T) {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
 	limit := func() int64 { return debug.SetMemoryLimit(-1) }
@@ -132,8 +132,17 @@ func TestReadRoomy(t *testing.T) {
 		if ix == nil {
 			t.Fatal("no index")
 		}
-		read := readRoomy(ix, grow)
+		// what the index missed before the scan (the heads --by project
+		// reads) does not count
+		before := filepath.Join(t.TempDir(), "before.jsonl")
+		if err := os.WriteFile(before, []byte(`{"type":"user"}`+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
 		var rd usage.Reader
+		if _, err := ix.ReadUsage(context.Background(), &rd, before, a, sc, usage.Carries); err != nil || missed(ix) != 1 {
+			t.Fatalf("a miss before the scan: %d misses, %v", missed(ix), err)
+		}
+		read := readRoomy(ix, grow)
 		for i, p := range paths {
 			if _, err := read(context.Background(), &rd, p, a, sc, usage.Carries|usage.CCUsage); err != nil {
 				t.Fatal(err)
