@@ -636,3 +636,93 @@ func TestHeadOfKeepsEachName(t *testing.T) {
 		t.Errorf("reads %v, want %v (a kept name read once, another every time)", reads, want)
 	}
 }
+
+// A write of many entries commits them a part at a time (writeChunk), so
+// that the tree it reads and the pages it rewrites stay few: every entry,
+// the sweep's deletions and the results of runs are in the index after
+// it, and it took a transaction a part.
+func TestWriteInParts(t *testing.T) {
+	defer func(n int) { writeChunk = n }(writeChunk)
+	writeChunk = 2
+	defer func(d time.Duration) { sweepEvery = d }(sweepEvery)
+	sweepEvery = 24 * time.Hour
+	dir, data := t.TempDir(), t.TempDir()
+	var rs []*reader
+	for i := range 6 {
+		p := filepath.Join(data, fmt.Sprintf("f%d.jsonl", i))
+		os.WriteFile(p, []byte(strings.Repeat("z", 300*i)+"\n"), 0o600) // some kept apart (blobMin)
+		rs = append(rs, &reader{path: p})
+	}
+	ix := Open(dir)
+	get(t, ix, rs[0])
+	ix = reopen(t, ix, dir)
+	before := lastTx(t, dir)
+
+	os.Remove(rs[0].path) // swept at the next close
+	sweepEvery = 0
+	for _, r := range rs[1:] {
+		get(t, ix, r)
+	}
+	ix.StoreRun([]byte("run"), []byte("result"))
+	ix.Close()
+	if st := ix.Stats(); st.Written != 5 || st.Swept != 1 {
+		t.Fatalf("written %d, swept %d; want 5 and 1", st.Written, st.Swept)
+	}
+	// 5 entries, 2 a part: 3 transactions
+	if n := lastTx(t, dir) - before; n != 3 {
+		t.Errorf("%d transactions, want 3", n)
+	}
+	if n := keys(t, dir, bucketFiles); n != 5 {
+		t.Errorf("%d entries, want 5", n)
+	}
+	sweepEvery = 24 * time.Hour
+	ix = Open(dir)
+	defer ix.Close()
+	if v := ix.LoadRun([]byte("run")); string(v) != "result" {
+		t.Errorf("run %q, want %q", v, "result")
+	}
+	for _, r := range rs[1:] {
+		if _, from := get(t, ix, r); from != -1 {
+			t.Errorf("%s: read again from %d", filepath.Base(r.path), from)
+		}
+	}
+}
+
+// lastTx is the id of the index's last committed transaction.
+func lastTx(t *testing.T, dir string) int {
+	t.Helper()
+	db, err := bolt.Open(filepath.Join(dir, FileName), 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tx, err := db.Begin(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	return tx.ID()
+}
+
+// Shed gives back the view's pages and changes no value; a nil index
+// sheds nothing.
+func TestShedNow(t *testing.T) {
+	(*Index)(nil).Shed()
+	dir, data := t.TempDir(), t.TempDir()
+	p := filepath.Join(data, "a.jsonl")
+	os.WriteFile(p, []byte(strings.Repeat("x", 5000)+"\n"), 0o600)
+	r := &reader{path: p}
+	ix := Open(dir)
+	get(t, ix, r)
+	ix = reopen(t, ix, dir)
+	defer ix.Close()
+	get(t, ix, r)
+	before := ix.sheds.Load()
+	ix.Shed()
+	if ix.sheds.Load() != before+1 {
+		t.Fatal("not shed")
+	}
+	if _, from := get(t, ix, r); from != -1 {
+		t.Fatalf("read again from %d after the shed", from)
+	}
+}
