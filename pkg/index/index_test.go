@@ -704,25 +704,67 @@ func lastTx(t *testing.T, dir string) int {
 	return tx.ID()
 }
 
-// Shed gives back the view's pages and changes no value; a nil index
-// sheds nothing.
-func TestShedNow(t *testing.T) {
-	(*Index)(nil).Shed()
+// Flush writes the pending entries before the close, and gives back the
+// view's pages when none are pending; neither changes a value. A nil index
+// flushes nothing.
+func TestFlushNow(t *testing.T) {
+	if err := (*Index)(nil).Flush(); err != nil {
+		t.Fatal(err)
+	}
 	dir, data := t.TempDir(), t.TempDir()
-	p := filepath.Join(data, "a.jsonl")
-	os.WriteFile(p, []byte(strings.Repeat("x", 5000)+"\n"), 0o600)
-	r := &reader{path: p}
+	a, b := filepath.Join(data, "a.jsonl"), filepath.Join(data, "b.jsonl")
+	os.WriteFile(a, []byte(strings.Repeat("x", 5000)+"\n"), 0o600)
+	os.WriteFile(b, []byte("b\n"), 0o600)
+	ra, rb := &reader{path: a}, &reader{path: b}
 	ix := Open(dir)
-	get(t, ix, r)
+	get(t, ix, ra)
 	ix = reopen(t, ix, dir)
 	defer ix.Close()
-	get(t, ix, r)
+	get(t, ix, rb) // pending
+	if err := ix.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if len(ix.pending) != 0 || ix.Stats().Written != 1 {
+		t.Fatalf("%d pending, %d written after the flush", len(ix.pending), ix.Stats().Written)
+	}
+	if n := keys(t, dir, bucketFiles); n != 2 {
+		t.Fatalf("%d entries in the file after the flush, want 2", n)
+	}
 	before := ix.sheds.Load()
-	ix.Shed()
+	ix.Flush() // nothing pending: a shed
 	if ix.sheds.Load() != before+1 {
 		t.Fatal("not shed")
 	}
-	if _, from := get(t, ix, r); from != -1 {
-		t.Fatalf("read again from %d after the shed", from)
+	for _, r := range []*reader{ra, rb} {
+		if _, from := get(t, ix, r); from != -1 {
+			t.Fatalf("%s: read again from %d after the flush", filepath.Base(r.path), from)
+		}
+	}
+}
+
+// A look-up that finds nothing counts missTouched towards shedBytes, not a
+// page: the look-ups of a first run miss, each in a leaf of its own.
+func TestShedOnMisses(t *testing.T) {
+	oldEvery, oldBytes := shedEvery, shedBytes
+	shedEvery, shedBytes = 1<<40, missTouched
+	defer func() { shedEvery, shedBytes = oldEvery, oldBytes }()
+	dir, data := t.TempDir(), t.TempDir()
+	var rs []*reader
+	for i := range 10 {
+		p := filepath.Join(data, fmt.Sprintf("m%d.jsonl", i))
+		os.WriteFile(p, []byte(fmt.Sprintf("line %d\n", i)), 0o600)
+		rs = append(rs, &reader{path: p})
+	}
+	ix := Open(dir)
+	get(t, ix, rs[0])
+	ix = reopen(t, ix, dir)
+	defer ix.Close()
+	for _, r := range rs[1:] {
+		if _, from := get(t, ix, r); from != 0 {
+			t.Fatalf("%s: found in the index", r.path)
+		}
+	}
+	if n := ix.sheds.Load(); n != 9 {
+		t.Errorf("%d sheds after 9 misses, want 9", n)
 	}
 }
