@@ -366,15 +366,16 @@ func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt s
 		return usageErrorf("%v", err)
 	}
 	defer rep.Close()
-	// once the scan has read every byte, the pages of the index that its
-	// look-ups mapped go (Index.Shed), not when the index closes after the
-	// last result: a first run over 40,000 sessions held 6-8 MB of them
-	// through its peak, while it merged the requests and made the results
-	shed := sync.OnceFunc(ix.Shed)
+	// once the scan has read every byte, the index writes its new entries
+	// and gives back the pages its look-ups mapped (Index.Flush), rather
+	// than when it closes after the last result: the merge of the requests
+	// and the results in between are the peak of the run. (An error drops
+	// the entries: the next run reads those files again.)
+	flush := sync.OnceFunc(func() { ix.Flush() })
 	scanned := func(done, total int64) {
 		pr.set(done, total)
 		if done >= total {
-			shed()
+			flush()
 		}
 	}
 	// add gives the result of the session at place i its working
