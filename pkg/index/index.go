@@ -735,20 +735,29 @@ func (ix *Index) Flush() error {
 		// the view is closed, and opened anew after the write
 		return ix.flush(true)
 	}
+	ix.inView(func(vt viewTx) {
+		ix.unshed.Store(0)
+		ix.sheds.Add(1)
+		shed(ix.db.Info().Data, vt.tx.Size())
+	})
+	return nil
+}
+
+// inView calls fn with a transaction of the view, when the view is open
+// and one can be had. The locks go in the order mu, view: a caller may
+// hold mu, and fn must not take it.
+func (ix *Index) inView(fn func(vt viewTx)) {
 	ix.view.RLock()
 	defer ix.view.RUnlock()
 	if ix.db == nil {
-		return nil
+		return
 	}
 	vt, ok := ix.takeTx()
 	if !ok {
-		return nil
+		return
 	}
 	defer ix.giveTx(vt)
-	ix.unshed.Store(0)
-	ix.sheds.Add(1)
-	shed(ix.db.Info().Data, vt.tx.Size())
-	return nil
+	fn(vt)
 }
 
 // takeTx returns an idle transaction of the view, or a new one. Called

@@ -44,30 +44,19 @@ func (ix *Index) LoadRun(key []byte) (value []byte) {
 // runView looks a run up in the view (LoadRun; view is taken after mu,
 // never while holding it).
 func (ix *Index) runView(key []byte) (value []byte) {
-	ix.view.RLock()
-	defer ix.view.RUnlock()
-	if ix.db == nil {
-		return nil
-	}
-	vt, ok := ix.takeTx()
-	if !ok {
-		return nil
-	}
-	defer func() {
-		if recover() != nil { // a damaged page: a miss
-			value = nil
+	ix.inView(func(vt viewTx) {
+		defer func() {
+			if recover() != nil { // a damaged page: a miss
+				value = nil
+			}
+		}()
+		if runs := vt.tx.Bucket(bucketRuns); runs != nil {
+			if b := runs.Get(key); b != nil {
+				value = bytes.Clone(b)
+			}
 		}
-		ix.giveTx(vt)
-	}()
-	runs := vt.tx.Bucket(bucketRuns)
-	if runs == nil {
-		return nil
-	}
-	b := runs.Get(key)
-	if b == nil {
-		return nil
-	}
-	return bytes.Clone(b)
+	})
+	return value
 }
 
 // StoreRun stores value as the result of the whole run key names, written
