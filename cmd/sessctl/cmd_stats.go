@@ -370,7 +370,8 @@ func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt s
 	// and gives back the pages its look-ups mapped (Index.Flush), rather
 	// than when it closes after the last result: the merge of the requests
 	// and the results in between are the peak of the run. (An error drops
-	// the entries: the next run reads those files again.)
+	// the entries: the next run reads those files again. Files of no bytes
+	// may still be looked up after it: their entries wait for the close.)
 	flush := sync.OnceFunc(func() { ix.Flush() })
 	scanned := func(done, total int64) {
 		pr.set(done, total)

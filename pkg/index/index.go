@@ -190,8 +190,10 @@ type Index struct {
 	db    *bolt.DB // nil once the index is given up
 	tx    *bolt.Tx
 	files *bolt.Bucket
-	txMu  sync.Mutex
-	idle  []viewTx // transactions of the view not in use by a look-up
+	// a length db's mapping holds, which no shed goes past (openBolt)
+	mapped int64
+	txMu   sync.Mutex
+	idle   []viewTx // transactions of the view not in use by a look-up
 
 	looked atomic.Int64 // look-ups in the view, for shedEvery
 	unshed atomic.Int64 // bytes of entries read since the last shed
@@ -258,7 +260,7 @@ func (ix *Index) openView() (err error) {
 	if _, err := os.Stat(ix.path); err != nil {
 		return err
 	}
-	db, err := bolt.Open(ix.path, 0o600, &bolt.Options{ReadOnly: true, Timeout: lockWait})
+	db, mapped, err := openBolt(ix.path, &bolt.Options{ReadOnly: true, Timeout: lockWait})
 	if err != nil {
 		if errors.Is(err, berrors.ErrTimeout) {
 			return errBusy
@@ -277,9 +279,32 @@ func (ix *Index) openView() (err error) {
 		return errors.New("index: another schema or build")
 	}
 	ix.view.Lock()
-	ix.db, ix.tx, ix.files = db, tx, files
+	ix.db, ix.tx, ix.files, ix.mapped = db, tx, files, mapped
 	ix.view.Unlock()
 	return nil
+}
+
+// openBolt opens the bbolt file at path with o, and returns with it a
+// length its mapping holds (for shed): the least of the file's sizes just
+// before and just after the open. bbolt maps the file whole as it finds it
+// once it holds the lock (and more: it rounds the length up), and a
+// mapping only grows, so neither a file that grows nor one cut short while
+// it opens gives more than it mapped.
+func openBolt(path string, o *bolt.Options) (*bolt.DB, int64, error) {
+	before, err := os.Stat(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	db, err := bolt.Open(path, 0o600, o)
+	if err != nil {
+		return nil, 0, err
+	}
+	after, err := os.Stat(path)
+	if err != nil {
+		db.Close()
+		return nil, 0, err
+	}
+	return db, min(before.Size(), after.Size()), nil
 }
 
 // create replaces the index file with an empty one of this schema and
@@ -419,9 +444,9 @@ func (ix *Index) flush(reopen bool) (err error) {
 	ix.closeView()
 	pending, stale, swept, runs := ix.pending, ix.stale, ix.swept, ix.runs
 	ix.pending, ix.size, ix.large, ix.stale, ix.swept, ix.runs = map[string][]byte{}, 0, 0, nil, false, nil
-	db, err := bolt.Open(ix.path, 0o600, &bolt.Options{Timeout: lockWait})
+	db, mapped, err := openBolt(ix.path, &bolt.Options{Timeout: lockWait})
 	if err == nil {
-		err = ix.write(db, pending, stale, swept, runs)
+		err = ix.write(db, mapped, pending, stale, swept, runs)
 		if cerr := db.Close(); err == nil {
 			err = cerr
 		}
@@ -437,7 +462,7 @@ func (ix *Index) flush(reopen bool) (err error) {
 // write puts the pending entries into db, writeChunk of them a
 // transaction, and in the last one deletes the stale entries (those of
 // pending excepted), stores the runs and, when swept, the sweep's time.
-func (ix *Index) write(db *bolt.DB, pending map[string][]byte, stale [][]byte, swept bool, runs map[string][]byte) error {
+func (ix *Index) write(db *bolt.DB, mapped int64, pending map[string][]byte, stale [][]byte, swept bool, runs map[string][]byte) error {
 	// in key order into pages filled to 90 %: entries put in random order
 	// leave half-empty pages (an index twice as large, and as much more
 	// mapped into memory)
@@ -457,7 +482,7 @@ func (ix *Index) write(db *bolt.DB, pending map[string][]byte, stale [][]byte, s
 					// safe inside the write: nothing is written to the
 					// file before it commits, and what the tree holds of
 					// the mapping is read again as it was
-					shed(db.Info().Data, tx.Size())
+					shed(db.Info().Data, tx.Size(), mapped)
 				}
 				if err := dropBlob(files, blobs, []byte(k)); err != nil {
 					return err
@@ -499,7 +524,7 @@ func (ix *Index) write(db *bolt.DB, pending map[string][]byte, stale [][]byte, s
 		}
 		// the pages this part read go before the next part reads more
 		db.View(func(tx *bolt.Tx) error {
-			shed(db.Info().Data, tx.Size())
+			shed(db.Info().Data, tx.Size(), mapped)
 			return nil
 		})
 	}
@@ -533,7 +558,7 @@ func (ix *Index) sweep(now time.Time) {
 		// as look-ups do (every sweepShed entries: a leaf holds a few
 		// dozen, and each page read maps its neighbours too)
 		if n++; n%sweepShed == 0 {
-			shed(ix.db.Info().Data, ix.tx.Size())
+			shed(ix.db.Info().Data, ix.tx.Size(), ix.mapped)
 		}
 		// the head only: the body (perhaps a blob) is not read
 		_, _, path, _, ok := entryHead(v)
@@ -711,7 +736,7 @@ func (ix *Index) lookupView(key []byte, want *hitOf) (e entry, ok, damaged bool)
 		// every page below the transaction's size is in the mapping
 		ix.unshed.Store(0)
 		ix.sheds.Add(1)
-		shed(ix.db.Info().Data, vt.tx.Size())
+		shed(ix.db.Info().Data, vt.tx.Size(), ix.mapped)
 	}
 	return e, ok, false
 }
@@ -738,7 +763,7 @@ func (ix *Index) Flush() error {
 	ix.inView(func(vt viewTx) {
 		ix.unshed.Store(0)
 		ix.sheds.Add(1)
-		shed(ix.db.Info().Data, vt.tx.Size())
+		shed(ix.db.Info().Data, vt.tx.Size(), ix.mapped)
 	})
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -677,7 +679,6 @@ func TestWriteInParts(t *testing.T) {
 	}
 	sweepEvery = 24 * time.Hour
 	ix = Open(dir)
-	defer ix.Close()
 	if v := ix.LoadRun([]byte("run")); string(v) != "result" {
 		t.Errorf("run %q, want %q", v, "result")
 	}
@@ -685,6 +686,35 @@ func TestWriteInParts(t *testing.T) {
 		if _, from := get(t, ix, r); from != -1 {
 			t.Errorf("%s: read again from %d", filepath.Base(r.path), from)
 		}
+	}
+	ix.Close() // nothing to write: no transaction
+	if n := lastTx(t, dir) - before; n != 3 {
+		t.Errorf("%d transactions after a run that wrote nothing, want 3", n)
+	}
+
+	// as many entries as two parts hold: two transactions, not a third
+	// empty one; then a result alone: one
+	ix = Open(dir)
+	for _, r := range rs[2:] {
+		os.WriteFile(r.path, []byte("rewritten\n"), 0o600)
+		get(t, ix, r)
+	}
+	before = lastTx(t, dir)
+	ix.Close()
+	if n := lastTx(t, dir) - before; n != 2 {
+		t.Errorf("%d transactions for 4 entries, want 2", n)
+	}
+	ix = Open(dir)
+	ix.StoreRun([]byte("run2"), []byte("result2"))
+	before = lastTx(t, dir)
+	ix.Close()
+	if n := lastTx(t, dir) - before; n != 1 {
+		t.Errorf("%d transactions for a result alone, want 1", n)
+	}
+	ix = Open(dir)
+	defer ix.Close()
+	if v := ix.LoadRun([]byte("run2")); string(v) != "result2" {
+		t.Errorf("run %q, want %q", v, "result2")
 	}
 }
 
@@ -730,10 +760,19 @@ func TestFlushNow(t *testing.T) {
 	if n := keys(t, dir, bucketFiles); n != 2 {
 		t.Fatalf("%d entries in the file after the flush, want 2", n)
 	}
+	get(t, ix, ra) // maps a page or more of the view
+	if runtime.GOOS == "linux" && mappedRSS(t, filepath.Join(dir, FileName)) == 0 {
+		t.Fatal("no page of the index resident after a look-up")
+	}
 	before := ix.sheds.Load()
 	ix.Flush() // nothing pending: a shed
 	if ix.sheds.Load() != before+1 {
 		t.Fatal("not shed")
+	}
+	if runtime.GOOS == "linux" {
+		if kb := mappedRSS(t, filepath.Join(dir, FileName)); kb != 0 {
+			t.Fatalf("%d kB of the index resident after the shed", kb)
+		}
 	}
 	for _, r := range []*reader{ra, rb} {
 		if _, from := get(t, ix, r); from != -1 {
@@ -767,4 +806,29 @@ func TestShedOnMisses(t *testing.T) {
 	if n := ix.sheds.Load(); n != 9 {
 		t.Errorf("%d sheds after 9 misses, want 9", n)
 	}
+}
+
+// mappedRSS is how many kB of the file at path this process has resident
+// through its mappings (/proc/self/smaps).
+func mappedRSS(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, in := 0, false
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		switch {
+		case len(f) >= 5 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":"):
+			in = len(f) >= 6 && f[5] == path
+		case in && len(f) == 3 && f[0] == "Rss:":
+			n, err := strconv.Atoi(f[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			kb += n
+		}
+	}
+	return kb
 }

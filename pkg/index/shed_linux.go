@@ -7,7 +7,13 @@ import "golang.org/x/sys/unix"
 // cache, and a look-up that needs one again maps it again. The mapping is
 // bbolt's, shared and read-only, so nothing is lost. Called with the view
 // held open.
-func shed(data uintptr, n int64) {
+//
+// n is at most mapped, a length the mapping is known to hold (openBolt):
+// the size a transaction gives comes from the file's meta page, and in a
+// file cut short it is more than bbolt mapped; madvise past the mapping
+// would drop whatever lies after it, the Go heap perhaps.
+func shed(data uintptr, n, mapped int64) {
+	n = min(n, mapped)
 	if data != 0 && n > 0 {
 		unix.Syscall(unix.SYS_MADVISE, data, uintptr(n), unix.MADV_DONTNEED)
 	}
