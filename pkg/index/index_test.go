@@ -523,17 +523,23 @@ func TestDecodeEntryFor(t *testing.T) {
 // keys counts the keys of a bucket of the index file.
 func keys(t *testing.T, dir string, bucket []byte) int {
 	t.Helper()
+	n := 0
+	readIndex(t, dir, func(tx *bolt.Tx) { n = tx.Bucket(bucket).Stats().KeyN })
+	return n
+}
+
+// readIndex calls fn in a read transaction of the index file in dir.
+func readIndex(t *testing.T, dir string, fn func(tx *bolt.Tx)) {
+	t.Helper()
 	db, err := bolt.Open(filepath.Join(dir, FileName), 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	n := 0
 	db.View(func(tx *bolt.Tx) error {
-		n = tx.Bucket(bucket).Stats().KeyN
+		fn(tx)
 		return nil
 	})
-	return n
 }
 
 // Large entries keep their bodies in the blobs bucket: read back whole
@@ -721,17 +727,9 @@ func TestWriteInParts(t *testing.T) {
 // lastTx is the id of the index's last committed transaction.
 func lastTx(t *testing.T, dir string) int {
 	t.Helper()
-	db, err := bolt.Open(filepath.Join(dir, FileName), 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	tx, err := db.Begin(false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback()
-	return tx.ID()
+	id := 0
+	readIndex(t, dir, func(tx *bolt.Tx) { id = tx.ID() })
+	return id
 }
 
 // Flush writes the pending entries before the close, and gives back the
