@@ -21,9 +21,9 @@ const (
 // in order from this goroutine (elem need not be safe for concurrent use;
 // its error stops the stream) and encoded on every core, a batch at a
 // time, then written in order; a few batches at most are in memory at
-// once. Encoding is most of what a
-// report over many sessions costs once they are counted: on 500 MB of
-// Codex rollouts, 9 ms of a 134 ms run, on one core.
+// once. Encoding is most of what a report over many sessions costs once
+// they are counted: on 500 MB of Codex rollouts, 9 ms of a 134 ms run, on
+// one core.
 func writeElems(bw *bufio.Writer, a jsonArray) error {
 	// a few batches a worker are in memory at once: on a machine of many
 	// cores, a few workers are enough (and a report is held to little)
