@@ -3,6 +3,7 @@ package index
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -410,6 +411,7 @@ func TestShedByBytes(t *testing.T) {
 	oldEvery, oldBytes := shedEvery, shedBytes
 	shedEvery, shedBytes = 1<<40, 4*pageSize
 	defer func() { shedEvery, shedBytes = oldEvery, oldBytes }()
+	defer residentIs(func() int64 { return -1 })() // counted only
 	dir, data := t.TempDir(), t.TempDir()
 	ix := Open(dir)
 	if ix == nil {
@@ -804,6 +806,116 @@ func TestShedOnMisses(t *testing.T) {
 	if n := ix.sheds.Load(); n != 9 {
 		t.Errorf("%d sheds after 9 misses, want 9", n)
 	}
+}
+
+// residentIs makes fn the index's fileResident, and returns the restore.
+func residentIs(fn func() int64) func() {
+	old := fileResident
+	fileResident = fn
+	return func() { fileResident = old }
+}
+
+// A run looks at how much of the files it maps is resident every
+// probeBytes of pages counted, and sheds when that is residentBytes more
+// than after the last shed; where it cannot tell, it does not.
+func TestShedByResident(t *testing.T) {
+	oldEvery, oldBytes, oldRes, oldProbe := shedEvery, shedBytes, residentBytes, probeBytes
+	shedEvery, shedBytes, residentBytes, probeBytes = 1<<40, 1<<40, 100, 2*pageSize
+	defer func() { shedEvery, shedBytes, residentBytes, probeBytes = oldEvery, oldBytes, oldRes, oldProbe }()
+	var res, looks int64
+	defer residentIs(func() int64 { looks++; return res })()
+	dir, data := t.TempDir(), t.TempDir()
+	var rs []*reader
+	for i := range 12 {
+		p := filepath.Join(data, fmt.Sprintf("r%d.jsonl", i))
+		os.WriteFile(p, []byte(fmt.Sprintf("line %d\n", i)), 0o600)
+		rs = append(rs, &reader{path: p})
+	}
+	ix := Open(dir)
+	for _, r := range rs {
+		get(t, ix, r)
+	}
+	ix = reopen(t, ix, dir)
+	defer ix.Close()
+	step := func(r *reader, sheds int64) {
+		t.Helper()
+		if _, from := get(t, ix, r); from != -1 {
+			t.Fatalf("%s: read again from %d", r.path, from)
+		}
+		if n := ix.sheds.Load(); n != sheds {
+			t.Fatalf("%d sheds after %s, want %d", n, filepath.Base(r.path), sheds)
+		}
+	}
+	looks = 0
+	for _, r := range rs[:4] { // a look every two look-ups, and nothing more resident
+		step(r, 0)
+	}
+	if looks != 2 {
+		t.Fatalf("%d looks at what is resident after 4 look-ups, want 2", looks)
+	}
+	res = 99 // not enough
+	step(rs[4], 0)
+	step(rs[5], 0)
+	res = 100
+	step(rs[6], 0) // not looked at
+	step(rs[7], 1)
+	step(rs[8], 1)
+	step(rs[9], 1) // the same as after the shed
+	res = -1       // cannot tell
+	step(rs[10], 1)
+	step(rs[11], 1)
+}
+
+// On Linux, the pages of the index a warm run holds between two sheds
+// stay near residentBytes, although each hit maps more than the page it
+// counts (a page read maps its neighbours too); counted alone, they do
+// not. The look-ups go in no order, as a run's do.
+func TestShedHoldsResidentPages(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("shed and fileResident work on Linux only")
+	}
+	dir, data := t.TempDir(), t.TempDir()
+	var rs []*reader
+	for i := range 4000 {
+		p := filepath.Join(data, fmt.Sprintf("h%d.jsonl", i))
+		os.WriteFile(p, []byte(strings.Repeat(fmt.Sprintf("line %d\n", i), 12)), 0o600)
+		rs = append(rs, &reader{path: p})
+	}
+	ix := Open(dir)
+	for _, r := range rs {
+		get(t, ix, r)
+	}
+	ix.Close()
+	oldEvery, oldBytes, oldRes, oldProbe := shedEvery, shedBytes, residentBytes, probeBytes
+	shedEvery, shedBytes, residentBytes, probeBytes = 1<<40, 1<<40, 256<<10, 8*pageSize
+	defer func() { shedEvery, shedBytes, residentBytes, probeBytes = oldEvery, oldBytes, oldRes, oldProbe }()
+	most := func() (kb int) {
+		ix := Open(dir)
+		defer ix.Close()
+		for i, k := range rand.New(rand.NewPCG(1, 2)).Perm(len(rs)) {
+			if _, from := get(t, ix, rs[k]); from != -1 {
+				t.Fatalf("%s: read again from %d", rs[k].path, from)
+			}
+			if i%16 == 0 {
+				kb = max(kb, mappedRSS(t, filepath.Join(dir, FileName)))
+			}
+		}
+		return kb
+	}
+	counted := func() int64 { return -1 }
+	restore := residentIs(counted)
+	without := most()
+	restore()
+	with := most()
+	// a probe every 8 pages counted: up to 8 look-ups past the bound,
+	// each mapping up to 64 KiB of leaves and bodies
+	if bound := int(residentBytes+8*(64<<10)) >> 10; with > bound {
+		t.Errorf("up to %d kB of the index resident, want at most %d", with, bound)
+	}
+	if without <= 2*with {
+		t.Errorf("counted only, up to %d kB resident; looking, %d: looking held no fewer pages, or the file is too small to tell", without, with)
+	}
+	t.Logf("up to %d kB resident, %d kB counted only", with, without)
 }
 
 // mappedRSS is how many kB of the file at path this process has resident

@@ -1,6 +1,12 @@
 package index
 
-import "golang.org/x/sys/unix"
+import (
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
 
 // shed drops the n bytes of the view's mapping at data from this
 // process's resident memory (MADV_DONTNEED): the pages stay in the page
@@ -17,4 +23,25 @@ func shed(data uintptr, n, mapped int64) {
 	if data != 0 && n > 0 {
 		unix.Syscall(unix.SYS_MADVISE, data, uintptr(n), unix.MADV_DONTNEED)
 	}
+}
+
+// fileResident returns the bytes of files this process has mapped and
+// resident (the third field of /proc/self/statm, in pages: file pages and
+// shared memory), -1 when it cannot tell. The index's mapping is most of
+// what changes in it while a run looks files up; the rest is the
+// executable's own pages. A variable, for tests.
+var fileResident = func() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return -1
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return -1
+	}
+	n, err := strconv.ParseInt(f[2], 10, 64)
+	if err != nil {
+		return -1
+	}
+	return n * int64(os.Getpagesize())
 }
