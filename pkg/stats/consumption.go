@@ -560,7 +560,7 @@ func scanUsage(ctx context.Context, plan *scanPlan, progress Progress, read Read
 			}
 			return -1
 		}
-		return plan.tab.cmp(a.path, b.path)
+		return cmp.Compare(plan.tab.order(a.path), plan.tab.order(b.path))
 	})
 
 	var scanned atomic.Int64

@@ -1,7 +1,8 @@
 package stats
 
 import (
-	"bytes"
+	"encoding/binary"
+	"slices"
 	"strings"
 
 	"github.com/sessctl/sessctl/pkg/session"
@@ -16,63 +17,159 @@ import (
 // strings by number (intern.Table), the agent by number. The collector
 // skips memory that holds no pointers.
 
-// strRef names a string of a strTab: its offset in the table's bytes (the
-// 39 bits below the top one) and its length (the low 24), or, with refLong
-// set, its place in the table's list of strings that do not fit so.
+// strRef names a string of a strTab: the entry it lies in (the high 32
+// bits), and, unless it is the whole entry (refWhole in the low 32), its
+// offset in the entry (16 bits) and its length (the low 16).
 type strRef uint64
 
 const (
-	refLenBits = 24
-	refLong    = strRef(1) << 63
+	refWhole = strRef(1<<32 - 1)
+	refPart  = 1<<16 - 1 // the largest offset or length a part may have
 )
 
-// strTab holds strings in one byte slice.
+// strTab holds strings, its entries: first as they are added (made of
+// discovery's strings, which its sessions hold while the plan is made),
+// then, once frozen, front-coded in sorted order. The scan's paths are
+// most of what a plan holds (143 bytes a file over 100,000 Claude Code
+// sessions, 13 MB), and in sorted order each shares most of itself with
+// the one before: a run of restartEvery begins with a whole string, and
+// each after it holds the length of the prefix it shares with the one
+// before, the length of the rest and the rest (46 bytes a file there).
+// An entry is read by decoding its run up to it. A frozen table is read
+// from any number of goroutines.
 type strTab struct {
-	b    []byte
-	long []string
+	adding []string // the entries, until frozen
+	// once frozen:
+	b      []byte   // the entries, in sorted order, front-coded
+	runs   []int    // where each run of restartEvery entries starts in b
+	rank   []uint32 // each entry's place in the sorted order
+	frozen bool
 }
 
-// add stores s and returns its ref.
+// restartEvery is how many entries a run of the front coding holds.
+const restartEvery = 16
+
+// add stores s as an entry of its own and returns its ref. Not once frozen.
 func (t *strTab) add(s string) strRef {
-	off := uint64(len(t.b))
-	if len(s) >= 1<<refLenBits || off+uint64(len(s)) >= 1<<(63-refLenBits) {
-		t.long = append(t.long, s)
-		return refLong | strRef(len(t.long)-1)
+	if t.frozen {
+		panic("stats: strTab.add after freeze")
 	}
-	t.b = append(t.b, s...)
-	return strRef(off<<refLenBits | uint64(len(s)))
+	t.adding = append(t.adding, s)
+	return strRef(len(t.adding)-1)<<32 | refWhole
 }
 
 // within returns the ref of sub when it lies in the string of ref r, whose
 // value is s, and stores sub otherwise: discovery's ids are mostly a part
 // of their main file's path.
 func (t *strTab) within(r strRef, s, sub string) strRef {
-	if i := strings.Index(s, sub); i >= 0 && r&refLong == 0 {
-		off := uint64(r) >> refLenBits
-		return strRef((off+uint64(i))<<refLenBits | uint64(len(sub)))
+	i := strings.Index(s, sub)
+	if i < 0 {
+		return t.add(sub)
 	}
-	return t.add(sub)
+	off := uint64(i)
+	if r&refWhole != refWhole {
+		off += uint64(r) >> 16 & refPart
+	}
+	if off >= refPart || len(sub) >= refPart {
+		return t.add(sub)
+	}
+	return r&^refWhole | strRef(off<<16|uint64(len(sub)))
 }
 
-// bytes returns the bytes of r, not to be changed.
-func (t *strTab) bytes(r strRef) []byte {
-	if r&refLong != 0 {
-		return []byte(t.long[r&^refLong])
+// entry returns the entry of r.
+func (r strRef) entry() int { return int(r >> 32) }
+
+// freeze sorts and front-codes the entries, and lets go of the strings
+// they were added as.
+func (t *strTab) freeze() {
+	if t.frozen {
+		return
 	}
-	off, n := uint64(r)>>refLenBits, uint64(r)&(1<<refLenBits-1)
-	return t.b[off : off+n : off+n]
+	order := make([]int32, len(t.adding))
+	for k := range order {
+		order[k] = int32(k)
+	}
+	slices.SortStableFunc(order, func(a, b int32) int { return strings.Compare(t.adding[a], t.adding[b]) })
+	t.rank = make([]uint32, len(order))
+	for r, k := range order {
+		t.rank[k] = uint32(r)
+	}
+	// sized first, so that the bytes are made once
+	size, prev := 0, ""
+	code := func(r int, s string) (shared int) {
+		if r%restartEvery != 0 {
+			for shared < min(len(s), len(prev)) && s[shared] == prev[shared] {
+				shared++
+			}
+		}
+		prev = s
+		return shared
+	}
+	var tmp [binary.MaxVarintLen64]byte
+	for r, k := range order {
+		s := t.adding[k]
+		shared := code(r, s)
+		size += binary.PutUvarint(tmp[:], uint64(shared)) + binary.PutUvarint(tmp[:], uint64(len(s)-shared)) + len(s) - shared
+	}
+	t.b = make([]byte, 0, size)
+	t.runs = make([]int, 0, (len(order)+restartEvery-1)/restartEvery)
+	prev = ""
+	for r, k := range order {
+		s := t.adding[k]
+		if r%restartEvery == 0 {
+			t.runs = append(t.runs, len(t.b))
+		}
+		shared := code(r, s)
+		t.b = binary.AppendUvarint(t.b, uint64(shared))
+		t.b = binary.AppendUvarint(t.b, uint64(len(s)-shared))
+		t.b = append(t.b, s[shared:]...)
+	}
+	t.adding, t.frozen = nil, true
 }
 
-// str returns the string of r, a copy.
+// appendEntry appends entry k of a frozen table to buf.
+func (t *strTab) appendEntry(buf []byte, k int) []byte {
+	r := int(t.rank[k])
+	at, start := t.runs[r/restartEvery], len(buf)
+	for i := r - r%restartEvery; ; i++ {
+		shared, n := binary.Uvarint(t.b[at:])
+		at += n
+		rest, n := binary.Uvarint(t.b[at:])
+		at += n
+		buf = append(buf[:start+int(shared)], t.b[at:at+int(rest)]...)
+		at += int(rest)
+		if i == r {
+			return buf
+		}
+	}
+}
+
+// str returns the string of r, a copy (not discovery's).
 func (t *strTab) str(r strRef) string {
-	if r&refLong != 0 {
-		return t.long[r&^refLong]
+	if !t.frozen {
+		return strings.Clone(part(t.adding[r.entry()], r))
 	}
-	return string(t.bytes(r))
+	var arr [512]byte
+	return string(part(t.appendEntry(arr[:0], r.entry()), r))
 }
 
-// cmp compares the strings of a and b as strings.Compare does.
-func (t *strTab) cmp(a, b strRef) int { return bytes.Compare(t.bytes(a), t.bytes(b)) }
+// part returns the part of its entry, s, that r names.
+func part[S ~string | ~[]byte](s S, r strRef) S {
+	if r&refWhole == refWhole {
+		return s
+	}
+	off, n := uint64(r)>>16&refPart, uint64(r)&refPart
+	return s[off : off+n]
+}
+
+// is reports whether the string of r is s. Not once frozen.
+func (t *strTab) is(r strRef, s string) bool {
+	return r&refWhole == refWhole && t.adding[r.entry()] == s
+}
+
+// order returns where the entry of r comes among the entries, sorted as
+// strings: a frozen table's order of its paths.
+func (t *strTab) order(r strRef) uint32 { return t.rank[r.entry()] }
 
 // scanPlan is what a scan needs of discovery's sessions, so that it
 // needs none of them: each file to read and each session's agent.
@@ -92,22 +189,21 @@ func planScan(ss []*session.Session, each func(sess int, s *session.Session, p *
 	p := &scanPlan{agent: make([]uint16, len(ss))}
 	// the table's and the jobs' sizes first, so that each is made once
 	// (over 100,000 sessions discovery's sessions are still held here)
-	size, files := 0, 0
+	entries, files := 0, 0
 	for _, s := range ss {
 		main := false
 		eachUsageFile(s, func(_ int, f UsageFile) {
-			size += len(f.Path)
 			files++
 			main = main || f.Path == s.Main
 		})
 		if !main {
-			size += len(s.Main)
+			entries++
 		}
 		if !strings.Contains(s.Main, s.ID) {
-			size += len(s.ID)
+			entries++
 		}
 	}
-	p.tab.b = make([]byte, 0, size)
+	p.tab.adding = make([]string, 0, entries+files)
 	p.jobs = make([]fileJob, 0, files)
 	var known map[session.Agent]uint16
 	for i, s := range ss {
@@ -132,6 +228,7 @@ func planScan(ss []*session.Session, each func(sess int, s *session.Session, p *
 			each(i, s, p, first)
 		}
 	}
+	p.tab.freeze()
 	return p
 }
 
@@ -139,7 +236,7 @@ func planScan(ss []*session.Session, each func(sess int, s *session.Session, p *
 // first when it is among them.
 func (p *scanPlan) mainOf(s *session.Session, first int) strRef {
 	for _, j := range p.jobs[first:] {
-		if string(p.tab.bytes(j.path)) == s.Main {
+		if p.tab.is(j.path, s.Main) {
 			return j.path
 		}
 	}

@@ -1,9 +1,13 @@
 package stats
 
 import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/sessctl/sessctl/pkg/session"
 	"github.com/sessctl/sessctl/pkg/usage"
@@ -11,49 +15,108 @@ import (
 
 func TestStrTab(t *testing.T) {
 	var tab strTab
-	words := []string{"", "/a/b/c.jsonl", "x", "/a/b/c.jsonl", "ünï"}
+	long := strings.Repeat("l", refPart+10) // longer than a part's length
+	words := []string{"", "/a/b/c.jsonl", "x", "/a/b/c.jsonl", "ünï", "/a/b/c.jsonl.1", "/a/", long}
+	for i := range 40 { // several runs of the front coding
+		words = append(words, fmt.Sprintf("/p/-home-me/%04x-%d.jsonl", i*7919%65536, i))
+	}
 	refs := make([]strRef, len(words))
 	for i, w := range words {
 		refs[i] = tab.add(w)
 	}
-	for i, w := range words {
-		if got := tab.str(refs[i]); got != w {
-			t.Errorf("str(add(%q)) = %q", w, got)
-		}
+	// a part of a stored string is a ref into it, no entry of its own
+	main := "/p/-home-me/0b6f.jsonl"
+	r := tab.add(main)
+	n := len(tab.adding)
+	id := tab.within(r, main, "0b6f")
+	idOfID := tab.within(id, "0b6f", "6f")
+	if len(tab.adding) != n {
+		t.Errorf("within stored %d entries for a part of a stored string", len(tab.adding)-n)
 	}
-	for i, a := range words {
-		for j, b := range words {
-			if got, want := tab.cmp(refs[i], refs[j]), strings.Compare(a, b); got != want {
-				t.Errorf("cmp(%q, %q) = %d, want %d", a, b, got, want)
+	other := tab.within(r, main, "elsewhere")
+	farPart := tab.within(refs[len(words)-1-40], long, long[refPart:]) // too far in to be a part
+	check := func(when string) {
+		t.Helper()
+		for i, w := range words {
+			if got := tab.str(refs[i]); got != w {
+				t.Errorf("%s: str(add(%.20q)) = %.20q", when, w, got)
+			}
+		}
+		for ref, want := range map[strRef]string{r: main, id: "0b6f", idOfID: "6f", other: "elsewhere", farPart: long[refPart:]} {
+			if got := tab.str(ref); got != want {
+				t.Errorf("%s: str = %.20q, want %.20q", when, got, want)
 			}
 		}
 	}
-	// a part of a stored string takes no bytes of its own
-	main := "/p/-home-me/0b6f.jsonl"
-	r := tab.add(main)
-	n := len(tab.b)
-	id := tab.within(r, main, "0b6f")
-	if got := tab.str(id); got != "0b6f" {
-		t.Errorf("within: %q, want 0b6f", got)
+	check("before freeze")
+	if got := tab.str(refs[1]); unsafe.StringData(got) == unsafe.StringData(words[1]) {
+		t.Error("str gave the added string itself, not a copy")
 	}
-	if len(tab.b) != n {
-		t.Errorf("within stored %d bytes for a part of a stored string", len(tab.b)-n)
+	if !tab.is(refs[1], words[1]) || tab.is(refs[1], words[2]) || tab.is(id, "0b6f") {
+		t.Error("is: wrong")
 	}
-	if got := tab.str(tab.within(r, main, "elsewhere")); got != "elsewhere" {
-		t.Errorf("within, not a part: %q", got)
+	tab.freeze()
+	check("after freeze")
+	if tab.adding != nil {
+		t.Error("the added strings kept after freeze")
 	}
-	// a string too long for a ref's length is kept whole
-	long := strings.Repeat("l", 1<<refLenBits)
-	lr := tab.add(long)
-	if lr&refLong == 0 || tab.str(lr) != long {
-		t.Errorf("a string of %d bytes: ref %x", len(long), lr)
+	for i, a := range words {
+		for j, b := range words {
+			got := cmp.Compare(tab.order(refs[i]), tab.order(refs[j]))
+			if want := strings.Compare(a, b); want != 0 && got != want || want == 0 && got != cmp.Compare(i, j) {
+				t.Errorf("order(%.20q) against order(%.20q): %d, want %d", a, b, got, want)
+			}
+		}
 	}
-	if got := tab.cmp(lr, refs[1]); got != strings.Compare(long, words[1]) {
-		t.Errorf("cmp of a long string: %d", got)
+}
+
+// Paths sorted share most of their bytes with the one before: the front
+// coding keeps about a third of them.
+func TestStrTabFrontCodes(t *testing.T) {
+	var tab strTab
+	rng := rand.New(rand.NewPCG(3, 4))
+	total := 0
+	var paths []string
+	var refs []strRef
+	for i := range 5000 {
+		p := fmt.Sprintf("/home/someone/.claude/projects/-home-someone-src-project-%d/%08x-%04x-%04x-%04x-%012x.jsonl",
+			i%37, rng.Uint32(), rng.Uint32()&0xffff, rng.Uint32()&0xffff, rng.Uint32()&0xffff, rng.Uint64()&(1<<48-1))
+		total += len(p)
+		paths = append(paths, p)
+		refs = append(refs, tab.add(p))
 	}
-	if got := tab.str(tab.within(lr, long, "ll")); got != "ll" {
-		t.Errorf("within a long string: %q", got)
+	tab.freeze()
+	if len(tab.b) > total/2 {
+		t.Errorf("%d bytes for %d bytes of paths", len(tab.b), total)
 	}
+	for k, r := range refs {
+		if got := tab.str(r); got != paths[k] {
+			t.Fatalf("path %d: %q, want %q", k, got, paths[k])
+		}
+	}
+}
+
+func FuzzStrTab(f *testing.F) {
+	f.Add([]byte("/a/b\x00/a/c\x00/a/b\x00\x00x"), uint8(2))
+	f.Fuzz(func(t *testing.T, data []byte, cut uint8) {
+		var tab strTab
+		words := strings.Split(string(data), "\x00")
+		var refs []strRef
+		var want []string
+		for _, w := range words {
+			r := tab.add(w)
+			refs, want = append(refs, r), append(want, w)
+			if c := int(cut); c < len(w) {
+				refs, want = append(refs, tab.within(r, w, w[c:])), append(want, w[c:])
+			}
+		}
+		tab.freeze()
+		for k, r := range refs {
+			if got := tab.str(r); got != want[k] {
+				t.Fatalf("%d: %q, want %q", k, got, want[k])
+			}
+		}
+	})
 }
 
 // What the scan holds for each session and file has no pointers, so that
