@@ -76,9 +76,16 @@ type recorder struct {
 	mu     sync.Mutex
 	dirs   []recorded
 	files  []recorded // files whose bytes were read
-	noted  map[string]bool
+	noted  map[string]uint8 // notedDir, notedFile: a path's key is the path itself
 	broken bool // something could not be noted: store no snapshot
 }
+
+// What a path was noted as, in recorder.noted (a directory is listed, a
+// file's bytes read; a path may be both, one after the other).
+const (
+	notedDir = 1 << iota
+	notedFile
+)
 
 // dir notes dir before it is listed.
 func (r *recorder) dir(p string) { r.note(p, true) }
@@ -97,17 +104,17 @@ func (r *recorder) note(p string, dir bool) {
 		r.broken = true
 		return
 	}
-	k := "f" + p
+	bit := uint8(notedFile)
 	if dir {
-		k = "d" + p
+		bit = notedDir
 	}
-	if r.noted[k] {
+	if r.noted[p]&bit != 0 {
 		return
 	}
 	if r.noted == nil {
-		r.noted = map[string]bool{}
+		r.noted = map[string]uint8{}
 	}
-	r.noted[k] = true
+	r.noted[p] |= bit
 	if dir {
 		r.dirs = append(r.dirs, recorded{p, id})
 	} else {
