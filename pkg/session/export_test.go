@@ -30,5 +30,13 @@ func SetSnapshotSettle(d time.Duration) time.Duration {
 	return old
 }
 
+// SetSnapChunk sets how many of what a snapshot depends on are checked
+// together (and let go together), and returns the old value.
+func SetSnapChunk(n int) int {
+	old := snapChunk
+	snapChunk = n
+	return old
+}
+
 // UUIDRe is the expression IsUUID implements by hand.
 var UUIDRe = uuidRe

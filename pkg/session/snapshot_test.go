@@ -42,10 +42,22 @@ func (c *memCache) SaveSnapshot(key string, write func(io.Writer) error) {
 // after every kind of change to a store, and the snapshot stands (no new
 // one is stored) only while no directory and no file read for a decision
 // changed: a session file that grew is taken with its new size and time.
+//
+// What a snapshot depends on is checked, and let go, in chunks: with
+// chunks of 3, a change is in a chunk of its own, past the first.
 func TestDiscoverCachedSameAsDiscover(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("discovery snapshots are kept on Linux only")
 	}
+	for _, chunk := range []int{256, 3} {
+		t.Run(fmt.Sprintf("chunks of %d", chunk), func(t *testing.T) {
+			defer session.SetSnapChunk(session.SetSnapChunk(chunk))
+			discoverCachedSameAsDiscover(t)
+		})
+	}
+}
+
+func discoverCachedSameAsDiscover(t *testing.T) {
 	defer session.SetSnapshotSettle(session.SetSnapshotSettle(0))
 	root := t.TempDir()
 	claude := filepath.Join(root, "claude")
