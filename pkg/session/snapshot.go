@@ -75,9 +75,9 @@ type recorded struct {
 type recorder struct {
 	mu     sync.Mutex
 	dirs   []recorded
-	files  []recorded // files whose bytes were read
+	files  []recorded       // files whose bytes were read
 	noted  map[string]uint8 // notedDir, notedFile: a path's key is the path itself
-	broken bool // something could not be noted: store no snapshot
+	broken bool             // something could not be noted: store no snapshot
 }
 
 // What a path was noted as, in recorder.noted (a directory is listed, a
