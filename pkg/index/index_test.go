@@ -787,13 +787,8 @@ func TestShedOnMisses(t *testing.T) {
 	oldEvery, oldBytes := shedEvery, shedBytes
 	shedEvery, shedBytes = 1<<40, missTouched
 	defer func() { shedEvery, shedBytes = oldEvery, oldBytes }()
-	dir, data := t.TempDir(), t.TempDir()
-	var rs []*reader
-	for i := range 10 {
-		p := filepath.Join(data, fmt.Sprintf("m%d.jsonl", i))
-		os.WriteFile(p, []byte(fmt.Sprintf("line %d\n", i)), 0o600)
-		rs = append(rs, &reader{path: p})
-	}
+	dir := t.TempDir()
+	rs := lineFiles(t.TempDir(), "m", 10, 1)
 	ix := Open(dir)
 	get(t, ix, rs[0])
 	ix = reopen(t, ix, dir)
@@ -806,6 +801,18 @@ func TestShedOnMisses(t *testing.T) {
 	if n := ix.sheds.Load(); n != 9 {
 		t.Errorf("%d sheds after 9 misses, want 9", n)
 	}
+}
+
+// lineFiles writes n files in dir, prefix0.jsonl and on, each its line
+// "line i" times times, and returns their readers.
+func lineFiles(dir, prefix string, n, times int) []*reader {
+	var rs []*reader
+	for i := range n {
+		p := filepath.Join(dir, fmt.Sprintf("%s%d.jsonl", prefix, i))
+		os.WriteFile(p, []byte(strings.Repeat(fmt.Sprintf("line %d\n", i), times)), 0o600)
+		rs = append(rs, &reader{path: p})
+	}
+	return rs
 }
 
 // residentIs makes fn the index's fileResident, and returns the restore.
@@ -824,13 +831,8 @@ func TestShedByResident(t *testing.T) {
 	defer func() { shedEvery, shedBytes, residentBytes, probeBytes = oldEvery, oldBytes, oldRes, oldProbe }()
 	var res, looks int64
 	defer residentIs(func() int64 { looks++; return res })()
-	dir, data := t.TempDir(), t.TempDir()
-	var rs []*reader
-	for i := range 12 {
-		p := filepath.Join(data, fmt.Sprintf("r%d.jsonl", i))
-		os.WriteFile(p, []byte(fmt.Sprintf("line %d\n", i)), 0o600)
-		rs = append(rs, &reader{path: p})
-	}
+	dir := t.TempDir()
+	rs := lineFiles(t.TempDir(), "r", 12, 1)
 	ix := Open(dir)
 	for _, r := range rs {
 		get(t, ix, r)
@@ -874,13 +876,8 @@ func TestShedHoldsResidentPages(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("shed and fileResident work on Linux only")
 	}
-	dir, data := t.TempDir(), t.TempDir()
-	var rs []*reader
-	for i := range 4000 {
-		p := filepath.Join(data, fmt.Sprintf("h%d.jsonl", i))
-		os.WriteFile(p, []byte(strings.Repeat(fmt.Sprintf("line %d\n", i), 12)), 0o600)
-		rs = append(rs, &reader{path: p})
-	}
+	dir := t.TempDir()
+	rs := lineFiles(t.TempDir(), "h", 4000, 12)
 	ix := Open(dir)
 	for _, r := range rs {
 		get(t, ix, r)
