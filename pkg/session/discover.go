@@ -395,11 +395,23 @@ func (d *discoverer) neighbours(s *Session, dir, name string, names map[string]f
 	stem := strings.TrimSuffix(name, ".jsonl")
 	if e2, ok := names[stem]; ok && e2.IsDir() && LayoutOf(s.Agent).HasSidecar() {
 		sidecar = stem
-		s.Dir = filepath.Join(dir, stem)
+		s.Dir = inMain(s.Main, filepath.Join(dir, stem))
 		d.sidecar(s, s.Dir)
 	}
 	sortRotations(s)
 	return sidecar
+}
+
+// inMain returns s as the part of main that equals it, when main holds it:
+// a session's id (from a directory entry's name, which would stay alive
+// for it) and its sidecar directory's path are mostly a part of its main
+// file's path, and so cost no string of their own (over 100,000 sessions,
+// 3.5 MB of sidecar paths). Otherwise it returns s.
+func inMain(main, s string) string {
+	if i := strings.LastIndex(main, s); i >= 0 {
+		return main[i : i+len(s)]
+	}
+	return s
 }
 
 // isSessionName reports whether a file name may be a session's main file:
@@ -525,7 +537,7 @@ func (d *discoverer) file(root Root, p string) *Session {
 	}
 	d.seen[abs] = true
 	layout := LayoutOf(agent)
-	s := &Session{Agent: agent, ID: layout.SessionID(jsonl.PlainName(name)), Main: p, Root: root.Path,
+	s := &Session{Agent: agent, ID: inMain(p, layout.SessionID(jsonl.PlainName(name))), Main: p, Root: root.Path,
 		Project: layout.ProjectFromPath(p), Files: []File{f}}
 	if root.Agent == agent {
 		d.storeSideDirs(s, root.Path, layout.StoreSideDirs())
