@@ -161,6 +161,8 @@ func TestPlanScan(t *testing.T) {
 		}
 	}
 	mains := 0
+	type ids struct{ main, id strRef }
+	refs := make([]ids, len(ss.Sessions))
 	p := planScan(ss.Sessions, func(i int, s *session.Session, p *scanPlan, first int) {
 		main := p.mainOf(s, first)
 		if got := p.tab.str(main); got != s.Main {
@@ -171,10 +173,20 @@ func TestPlanScan(t *testing.T) {
 				mains++ // the main file's path, stored once
 			}
 		}
-		if got := p.tab.str(p.tab.within(main, s.Main, s.ID)); got != s.ID {
+		refs[i] = ids{main, p.tab.within(main, s.Main, s.ID)}
+		if got := p.tab.str(refs[i].id); got != s.ID {
 			t.Errorf("session %d: id %q, want %q", i, got, s.ID)
 		}
 	})
+	// the same strings from the frozen table
+	for i, s := range ss.Sessions {
+		if got := p.tab.str(refs[i].main); got != s.Main {
+			t.Errorf("session %d, frozen: main %q, want %q", i, got, s.Main)
+		}
+		if got := p.tab.str(refs[i].id); got != s.ID {
+			t.Errorf("session %d, frozen: id %q, want %q", i, got, s.ID)
+		}
+	}
 	if mains == 0 {
 		t.Error("no main file's path is shared with its job")
 	}
