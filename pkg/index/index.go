@@ -757,11 +757,20 @@ func (ix *Index) lookupView(key []byte, want *hitOf) (e entry, ok, damaged bool)
 }
 
 // overResident reports whether the files this process maps hold
-// residentBytes more than after the last shed.
+// residentBytes more than after the last shed, or than the least seen
+// since (the kernel may reclaim pages of its own accord).
 func (ix *Index) overResident() bool {
 	ix.unprobed.Store(0)
 	r := fileResident()
-	return r >= 0 && r-ix.resident.Load() >= residentBytes
+	if r < 0 {
+		return false
+	}
+	base := ix.resident.Load()
+	if r < base {
+		ix.resident.CompareAndSwap(base, r)
+		return false
+	}
+	return r-base >= residentBytes
 }
 
 // shedView sheds the pages of the view the run has read. Called with the
