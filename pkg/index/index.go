@@ -113,7 +113,8 @@ const missTouched = 16 << 10
 // residentBytes is how much of the index a run holds before it sheds,
 // where the system says it (fileResident, on Linux): every probeBytes of
 // pages counted, a run looks, and sheds when the files it maps hold
-// residentBytes more than after the last shed. Counting alone misses most
+// residentBytes more than after the last shed (or than the least since).
+// Counting alone misses most
 // of it on a warm run: a hit reads its leaf and its body, each maps its
 // neighbours, and between two sheds a warm stats over 100,000 sessions
 // held up to 24 MB of the index. Hits counted at 16 KiB (as misses are)
@@ -212,7 +213,8 @@ type Index struct {
 	unprobed atomic.Int64 // bytes of entries read since the last look at fileResident
 	sheds    atomic.Int64 // sheds so far (tests)
 	// what fileResident said after the last shed (or when the view
-	// opened): the index's part of it is then next to nothing
+	// opened), or the least it said since: the index's part of it is then
+	// next to nothing (overResident)
 	resident atomic.Int64
 
 	pending map[string][]byte
