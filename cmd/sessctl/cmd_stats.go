@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sessctl/sessctl/internal/resident"
 	"github.com/sessctl/sessctl/pkg/index"
 	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/session"
@@ -122,6 +123,9 @@ func runStats(ctx context.Context, env *appEnv, opt statsOptions) error {
 		defer boundMemory([]*session.Session{s})()
 		return runStatsOne(ctx, env, namedFile(s, opt.args[0]), opt)
 	}
+	// the pages of the executable its start touched (internal/resident),
+	// and again at the end of each phase below
+	resident.ShedExecutable()
 	// the index serves discovery too (its snapshots, docs/index.md); the
 	// run closes it once the files are read
 	ix := openIndex(env, opt.index)
@@ -136,6 +140,7 @@ func runStats(ctx context.Context, env *appEnv, opt statsOptions) error {
 		closeIndex(ix)
 		return err
 	}
+	resident.ShedExecutable() // discovery's
 	grow, restore := boundScanMemory(ss)
 	defer restore()
 	defer usageBudget(env)()
@@ -376,7 +381,10 @@ func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt s
 	// and the results in between are the peak of the run. (An error drops
 	// the entries: the next run reads those files again. Files of no bytes
 	// may still be looked up after it: their entries wait for the close.)
-	flush := sync.OnceFunc(func() { ix.Flush() })
+	flush := sync.OnceFunc(func() {
+		ix.Flush()
+		resident.ShedExecutable() // the scan's
+	})
 	scanned := func(done, total int64) {
 		pr.set(done, total)
 		if done >= total {
