@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/sessctl/sessctl/internal/resident"
 	"github.com/sessctl/sessctl/pkg/index"
 	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/session"
@@ -90,12 +91,16 @@ func runLs(ctx context.Context, env *appEnv, opt lsOptions) error {
 	// later. Growing the heap by 70 % of what is live, not 100 %, took it to
 	// 118-119 MiB; a warm run takes the same time (the limit rules it).
 	defer paceGC(env.getenv, lsGCPercent)()
+	// the executable's pages its start touched, and discovery's after it
+	// (internal/resident)
+	resident.ShedExecutable()
 	ix := openIndex(env, opt.index)
 	defer closeIndex(ix)
 	res := discoverIndexed(env, opt.roots, opt.paths, ix)
 	if err := discoveryProblems(env, res, len(res.Sessions) == 0 && len(res.Unrecognized) == 0); err != nil {
 		return err
 	}
+	resident.ShedExecutable()
 	ss := keep(res.Sessions, opt.agent, opt.since)
 	var total, longest int64
 	for _, s := range ss {
