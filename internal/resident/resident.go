@@ -1,13 +1,17 @@
-// Package resident gives back pages of the process's own executable that
-// it holds resident but may not need again.
+// Package resident is what sessctl knows of the memory its process holds
+// resident from files it maps: how much there is, and how to give pages
+// back that it may not need again.
+//
+// Pages of a file mapping (the index's, the executable's own) stay in the
+// process's resident memory once touched, until it exits or they are
+// dropped (Drop, MADV_DONTNEED); dropped, they stay in the page cache,
+// and the next touch maps them again by a minor fault. A peak RSS counts
+// them all.
 //
 // A Go executable's code, read-only data and tables (its text, rodata and
-// pclntab: 31 MB for sessctl) are mapped from the file, and every page
-// touched stays in the process's resident memory until it exits. sessctl
-// touches 16-18 MB of them before its command does any work (package
-// initialisation, and the kernel maps 64 KiB around each page fault), and
-// a command that runs long touches more; its peak RSS counts them all.
-// ShedExecutable drops them (madvise MADV_DONTNEED): they stay in the page
-// cache, and the code that runs next maps again, by a minor fault, only
-// the pages it uses.
+// pclntab: 31 MB for sessctl) are such a mapping. sessctl touches 16-18
+// MB of them before its command does any work (package initialisation,
+// and the kernel maps 64 KiB around each page fault), and a command that
+// runs long touches more. ShedExecutable drops them, and the code that
+// runs next maps again only the pages it uses.
 package resident

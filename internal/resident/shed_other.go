@@ -2,9 +2,18 @@
 
 package resident
 
-// ShedExecutable does nothing where MADV_DONTNEED is not known to give a
-// file mapping's pages back to be read again.
+// Drop does nothing where MADV_DONTNEED is not known to keep the pages of
+// a file mapping, to be read again.
+func Drop(addr uintptr, n int64) {}
+
+// FileBytes cannot tell here.
+func FileBytes() int64 { return -1 }
+
+// ShedExecutable does nothing here (Drop).
 func ShedExecutable() {}
 
 // ExecutableKB cannot tell here.
 func ExecutableKB() int { return -1 }
+
+// FileKB cannot tell here.
+func FileKB(path string) int { return -1 }

@@ -7,12 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/sessctl/sessctl/internal/resident"
 	"github.com/sessctl/sessctl/pkg/session"
 	bolt "go.etcd.io/bbolt"
 )
@@ -928,23 +928,9 @@ func TestShedHoldsResidentPages(t *testing.T) {
 // through its mappings (/proc/self/smaps).
 func mappedRSS(t *testing.T, path string) int {
 	t.Helper()
-	b, err := os.ReadFile("/proc/self/smaps")
-	if err != nil {
-		t.Fatal(err)
-	}
-	kb, in := 0, false
-	for _, l := range strings.Split(string(b), "\n") {
-		f := strings.Fields(l)
-		switch {
-		case len(f) >= 5 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":"):
-			in = len(f) >= 6 && f[5] == path
-		case in && len(f) == 3 && f[0] == "Rss:":
-			n, err := strconv.Atoi(f[1])
-			if err != nil {
-				t.Fatal(err)
-			}
-			kb += n
-		}
+	kb := resident.FileKB(path)
+	if kb < 0 {
+		t.Fatal("cannot read /proc/self/smaps")
 	}
 	return kb
 }
