@@ -183,7 +183,7 @@ func Discover(roots []Root, missingOK bool) *Result { return discover(roots, mis
 // discover is Discover, noting in rec (when not nil) what the result
 // depends on (DiscoverCached).
 func discover(roots []Root, missingOK bool, rec *recorder) *Result {
-	d := &discoverer{res: &Result{}, seen: map[string]bool{}, rec: rec}
+	d := &discoverer{res: &Result{}, seen: map[string]struct{}{}, rec: rec}
 	for _, r := range roots {
 		fi, err := os.Stat(r.Path)
 		if err != nil {
@@ -255,7 +255,7 @@ type discoverer struct {
 	root     Root
 	kimiDirs map[string]string            // md5 hash -> work dir, from the root's kimi.json
 	kimiJSON map[string]map[string]string // share dir -> its kimi.json mapping
-	seen     map[string]bool              // main paths already taken
+	seen     map[string]struct{}          // main paths already taken (no value: a third less than a bool's map)
 	flat     []flatAgent
 	listed   map[string]map[string]bool // directory -> its entry names (dirHas)
 	explicit bool                       // the file at hand was named on the command line
@@ -321,9 +321,11 @@ func (d *discoverer) dir(dir string, depth int) {
 			return
 		}
 	}
-	d.pre = prefetch(dir, ents, names, d.rec)
 	sidecars := map[string]bool{} // subdirectories taken by a session
-	for _, e := range ents {
+	for i, e := range ents {
+		if i%prefetchChunk == 0 {
+			d.pre = prefetch(dir, ents[i:min(i+prefetchChunk, len(ents))], names, d.rec)
+		}
 		name := e.Name()
 		if !e.Type().IsRegular() || strings.HasPrefix(name, jsonl.TempPrefix) || notSessionFile[name] {
 			continue
@@ -499,7 +501,7 @@ func (d *discoverer) file(root Root, p string) *Session {
 		}
 	}
 	abs := absPath(p)
-	if d.seen[abs] {
+	if _, ok := d.seen[abs]; ok {
 		return nil
 	}
 	agent := pathAgent(p, Sure)
@@ -535,7 +537,7 @@ func (d *discoverer) file(root Root, p string) *Session {
 	if !ok {
 		return nil
 	}
-	d.seen[abs] = true
+	d.seen[abs] = struct{}{}
 	layout := LayoutOf(agent)
 	s := &Session{Agent: agent, ID: inMain(p, layout.SessionID(jsonl.PlainName(name))), Main: p, Root: root.Path,
 		Project: layout.ProjectFromPath(p), Files: []File{f}}
@@ -606,10 +608,10 @@ func fileOf(p string, role FileRole, fi fs.FileInfo) File {
 func (d *discoverer) kimiSession(dir string) *Session {
 	main := filepath.Join(dir, "context.jsonl")
 	abs := absPath(main)
-	if d.seen[abs] {
+	if _, ok := d.seen[abs]; ok {
 		return nil
 	}
-	d.seen[abs] = true
+	d.seen[abs] = struct{}{}
 	s := &Session{Agent: Kimi, ID: filepath.Base(dir), Main: main, Dir: dir, Root: d.root.Path}
 	hash := filepath.Base(filepath.Dir(dir))
 	s.Project = hash
@@ -664,10 +666,10 @@ func (d *discoverer) kimiSession(dir string) *Session {
 // transcript and every other regular file in it, classified by the home.
 func (d *discoverer) dirSession(ds DirStore, dir, main string) *Session {
 	abs := absPath(main)
-	if d.seen[abs] {
+	if _, ok := d.seen[abs]; ok {
 		return nil
 	}
-	d.seen[abs] = true
+	d.seen[abs] = struct{}{}
 	s := &Session{Agent: ds.Agent(), ID: filepath.Base(dir), Main: main, Dir: dir, Root: d.root.Path}
 	filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {

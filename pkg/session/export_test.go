@@ -22,6 +22,10 @@ func ReadSerial(rd io.Reader, f Format, fn func(*Record) error) error {
 // one: never) and returns the old value.
 func SetPrefetchMin(n int) int { old := prefetchMin; prefetchMin = n; return old }
 
+// SetPrefetchChunk sets how many entries of a directory are prefetched at
+// a time, and returns the old value.
+func SetPrefetchChunk(n int) int { old := prefetchChunk; prefetchChunk = n; return old }
+
 // SetSnapshotSettle sets how long what a discovery snapshot depends on must
 // be unchanged for it to be stored, and returns the old value.
 func SetSnapshotSettle(d time.Duration) time.Duration {

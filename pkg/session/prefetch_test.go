@@ -53,22 +53,36 @@ func TestDiscoverPrefetchChangesNothing(t *testing.T) {
 	}
 	roots := []session.Root{{Path: root, Agent: session.Claude}}
 	with := session.Discover(roots, false)
-	old := session.SetPrefetchMin(1 << 30)
-	defer session.SetPrefetchMin(old)
+	// in chunks of a few entries, so that a session's neighbours (its
+	// sidecar, rotations, lock file) often lie in another chunk than its
+	// transcript, and each chunk is prefetched
+	oldChunk, oldMin := session.SetPrefetchChunk(7), session.SetPrefetchMin(1)
+	chunked := session.Discover(roots, false)
+	session.SetPrefetchChunk(oldChunk)
+	session.SetPrefetchMin(1 << 30)
+	defer session.SetPrefetchMin(oldMin)
 	without := session.Discover(roots, false)
 	if len(with.Sessions) < 150 {
 		t.Fatalf("%d sessions found, want at least 150", len(with.Sessions))
 	}
+	sameDiscovery(t, "in chunks of 7", chunked, without)
+	sameDiscovery(t, "prefetched", with, without)
+	if sub := with.Sessions[0]; len(sub.Files) == 0 {
+		t.Fatal("no files")
+	}
+}
+
+// sameDiscovery fails unless with (discovered with prefetching, as how
+// says) is without, naming the first session that differs.
+func sameDiscovery(t *testing.T, how string, with, without *session.Result) {
+	t.Helper()
 	if !reflect.DeepEqual(with, without) {
 		for i := range min(len(with.Sessions), len(without.Sessions)) {
 			if !reflect.DeepEqual(with.Sessions[i], without.Sessions[i]) {
-				t.Fatalf("session %d differs:\nprefetched %+v\none by one %+v", i, with.Sessions[i], without.Sessions[i])
+				t.Fatalf("session %d differs:\n%s %+v\none by one %+v", i, how, with.Sessions[i], without.Sessions[i])
 			}
 		}
-		t.Fatalf("results differ:\nprefetched %d sessions, %v, %v\none by one %d sessions, %v, %v", len(with.Sessions), with.Unrecognized, with.Errors,
+		t.Fatalf("results differ:\n%s %d sessions, %v, %v\none by one %d sessions, %v, %v", how, len(with.Sessions), with.Unrecognized, with.Errors,
 			len(without.Sessions), without.Unrecognized, without.Errors)
-	}
-	if sub := with.Sessions[0]; len(sub.Files) == 0 {
-		t.Fatal("no files")
 	}
 }
