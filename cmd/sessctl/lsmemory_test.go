@@ -159,3 +159,28 @@ func TestReadRoomy(t *testing.T) {
 		restore()
 	}
 }
+
+// softLimit sets the limit asked for and gives back the one before, and
+// leaves a limit the user set (GOMEMLIMIT) alone: stats discovers under
+// discoveryLimit, then counts its own from the sessions.
+func TestSoftLimit(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
+	limit := func() int64 { return debug.SetMemoryLimit(-1) }
+	set, restore := softLimit(discoveryLimit)
+	if !set || limit() != discoveryLimit {
+		t.Fatalf("set %v, limit %d, want %d", set, limit(), discoveryLimit)
+	}
+	restore()
+	if limit() != math.MaxInt64 {
+		t.Fatalf("restored to %d, want none", limit())
+	}
+	debug.SetMemoryLimit(100 << 20) // as GOMEMLIMIT sets it
+	set, restore = softLimit(discoveryLimit)
+	if set || limit() != 100<<20 {
+		t.Fatalf("over the user's limit: set %v, limit %d", set, limit())
+	}
+	restore()
+	if limit() != 100<<20 {
+		t.Fatalf("the user's limit became %d", limit())
+	}
+}
