@@ -304,16 +304,18 @@ type sessLines struct {
 }
 
 // consume is the scan under Consumption: once every file of ss is read and
-// merged, it calls emit with each session's result in the order of ss (i:
-// its place there), from one goroutine. emit may keep su; its requests
-// are not attached (see consumption). On success the caller owns the
-// returned source (close); on an error, emit's included, it is closed.
+// merged, it calls emit with each session's result (i: its place in ss),
+// from one goroutine: in the order of ss, or with release in the order the
+// sessions' requests are counted (tallyEach). emit may keep su; its
+// requests are not attached (see consumption). On success the caller owns
+// the returned source (close); on an error, emit's included, it is closed.
 //
 // Until the results are made, the scan holds a small sessAcc per session
 // and the files' paths (its jobs name them), not a SessionUsage: a caller
 // that lets each result go as it comes (ConsumptionEach) holds no more than
 // that over 100,000 sessions. With release, ss is the caller's own copy of
-// its list, which is cleared once the jobs are made.
+// its list, which is cleared once the jobs are made, and the results may
+// come in any order.
 //
 // With direct, the requests of a session of one file that the ledger
 // could only count as they come (usage.Ledger.TallyFile) are counted as
@@ -358,14 +360,24 @@ func consume(ctx context.Context, ss []*session.Session, progress Progress, read
 		}
 		return lines[a.lines-1]
 	}
-	own := make([]usage.Tally, n)
+	// each session's tally: made only once a session is counted as its
+	// file is merged (direct), or for a merge that tallies every session
+	// at once (tallyAll)
+	var own []usage.Tally
 	var tally func(sess int, lg *usage.Ledger, fu *usage.FileUsage) ([]usage.Request, bool)
 	if direct {
 		tally = func(sess int, lg *usage.Ledger, fu *usage.FileUsage) ([]usage.Request, bool) {
 			if count[sess] != 1 {
 				return nil, false
 			}
-			reqs, ok := lg.TallyFile(&own[sess], fu)
+			var t usage.Tally
+			reqs, ok := lg.TallyFile(&t, fu)
+			if ok {
+				if own == nil {
+					own = make([]usage.Tally, n)
+				}
+				own[sess] = t
+			}
 			acc[sess].direct = ok
 			return reqs, ok
 		}
@@ -410,12 +422,80 @@ func consume(ctx context.Context, ss []*session.Session, progress Progress, read
 		return nil, err
 	}
 	lg, fileSess, fileCopy := sc.ledger, sc.fileSess, sc.fileCopy
-	// one pass over the winners in the ledger's order: each session's
-	// totals add its requests in that order, as Ledger.Totals of the
-	// session's list would
+	// where each session's files start in files
+	start := make([]int32, n)
+	for i, at := 0, int32(0); i < n; i++ {
+		start[i] = at
+		at += count[i]
+	}
+	// result makes and gives the result of the session at place i from its
+	// tallies: own, in rotations (nil: none) and ccusage's (own while the
+	// views agree)
+	result := func(i int, own, rot, ccu *usage.Tally) error {
+		a, m := &acc[i], meta[i]
+		su := &SessionUsage{Agent: plan.agentOf(i), ID: plan.tab.str(m.id), Project: names.Name(a.project), CWD: names.Name(a.cwd), Main: plan.tab.str(m.main),
+			Files: make([]string, count[i]), Context: a.context, ContextSource: names.Name(a.contextSource), Window: a.window,
+			PerResponse: int(a.perResponse), PerResponseView: a.perResponseView, CumulativeView: a.cumulativeView,
+			UsageLines: int(a.usageLines), Rejected: int(a.rejected), SessctlOnly: int(a.sessctlOnly),
+			CCUsageOnly: int(a.ccusageOnly), Corrupt: int(a.corrupt), ccusageView: a.ccusageView}
+		for k := range su.Files {
+			su.Files[k] = plan.tab.str(files[start[i]+int32(k)])
+		}
+		if a.lines != 0 {
+			l := lines[a.lines-1]
+			su.RejectedLines, su.SessctlLines, su.Errors = l.rejected, l.sessctl, l.errors
+			lines[a.lines-1] = nil
+		}
+		su.Totals = lg.Total(own)
+		su.Totals.View = usage.ViewSessctl
+		if rot != nil {
+			rt := lg.Total(rot)
+			rt.View = usage.ViewSessctl
+			su.InRotations = &rt
+		}
+		if su.ccusageView {
+			// while the views agree the ccusage totals are sessctl's: the
+			// same values, sharing their maps (read only from here on),
+			// which halves what 100,000 sessions hold in by-model maps
+			t := su.Totals
+			if ccu != own {
+				t = lg.Total(ccu)
+			}
+			t.View = usage.ViewCCUsage
+			su.AsCCUsage = &t
+		}
+		if ex, ok := session.As[usage.ViewsExplainer](su.Agent); ok && su.PerResponse > 0 && su.PerResponseView != su.CumulativeView {
+			su.ViewsDiffer = ex.ExplainViews(su.PerResponse, su.PerResponseView, su.CumulativeView)
+		}
+		return emit(i, su)
+	}
+	if release && !lg.Diverged() {
+		eachRuns.Add(1)
+		err = tallyEach(ctx, n, lg, fileSess, fileCopy, own, result)
+	} else {
+		err = tallyAll(ctx, n, lg, fileSess, fileCopy, own, func(i int) bool { return acc[i].direct }, result)
+	}
+	if err != nil {
+		sc.close()
+		return nil, err
+	}
+	return sc, nil
+}
+
+// tallyAll tallies every session's requests in one pass over the
+// winners, in the ledger's order (each session's totals add its requests
+// in that order, as Ledger.Totals of the session's list would), then
+// gives each session's result in the order of its place. own holds the
+// tallies of the sessions counted as their file was merged (direct; nil:
+// none).
+func tallyAll(ctx context.Context, n int, lg *usage.Ledger, fileSess []int32, fileCopy []bool, own []usage.Tally, direct func(i int) bool,
+	result func(i int, own, rot, ccu *usage.Tally) error) error {
+	if own == nil {
+		own = make([]usage.Tally, n)
+	}
 	rotated := make(map[int32]*usage.Tally)
 	stop := stopper(ctx)
-	err = lg.Each(func(r *usage.Request) error {
+	err := lg.Each(func(r *usage.Request) error {
 		s := fileSess[r.File]
 		lg.Tally(&own[s], r)
 		if fileCopy[r.File] {
@@ -431,8 +511,8 @@ func consume(ctx context.Context, ss []*session.Session, progress Progress, read
 	ccu := own // ccusage counts the same requests, until the views diverge
 	if err == nil && lg.Diverged() {
 		ccu = make([]usage.Tally, n)
-		for i := range acc {
-			if acc[i].direct {
+		for i := range ccu {
+			if direct(i) {
 				// counted alike in both views, and by no request of
 				// the ledger's
 				ccu[i] = own[i]
@@ -443,61 +523,100 @@ func consume(ctx context.Context, ss []*session.Session, progress Progress, read
 			return stop()
 		})
 	}
-	if err == nil {
-		err = ctx.Err()
-	}
-	at := int32(0) // where session i's files start
 	for i := 0; err == nil && i < n; i++ {
 		if i%1024 == 0 {
 			if err = ctx.Err(); err != nil {
 				break
 			}
 		}
-		a, m := &acc[i], meta[i]
-		su := &SessionUsage{Agent: plan.agentOf(i), ID: plan.tab.str(m.id), Project: names.Name(a.project), CWD: names.Name(a.cwd), Main: plan.tab.str(m.main),
-			Files: make([]string, count[i]), Context: a.context, ContextSource: names.Name(a.contextSource), Window: a.window,
-			PerResponse: int(a.perResponse), PerResponseView: a.perResponseView, CumulativeView: a.cumulativeView,
-			UsageLines: int(a.usageLines), Rejected: int(a.rejected), SessctlOnly: int(a.sessctlOnly),
-			CCUsageOnly: int(a.ccusageOnly), Corrupt: int(a.corrupt), ccusageView: a.ccusageView}
-		for k := range su.Files {
-			su.Files[k] = plan.tab.str(files[at])
-			at++
-		}
-		if a.lines != 0 {
-			l := lines[a.lines-1]
-			su.RejectedLines, su.SessctlLines, su.Errors = l.rejected, l.sessctl, l.errors
-			lines[a.lines-1] = nil
-		}
-		su.Totals = lg.Total(&own[i])
-		su.Totals.View = usage.ViewSessctl
-		if t := rotated[int32(i)]; t != nil {
-			rt := lg.Total(t)
-			rt.View = usage.ViewSessctl
-			su.InRotations = &rt
-		}
-		if su.ccusageView {
-			// while the views agree the ccusage totals are sessctl's: the
-			// same values, sharing their maps (read only from here on),
-			// which halves what 100,000 sessions hold in by-model maps
-			t := su.Totals
-			if lg.Diverged() {
-				t = lg.Total(&ccu[i])
-			}
-			t.View = usage.ViewCCUsage
-			su.AsCCUsage = &t
-		}
-		if ex, ok := session.As[usage.ViewsExplainer](su.Agent); ok && su.PerResponse > 0 && su.PerResponseView != su.CumulativeView {
-			su.ViewsDiffer = ex.ExplainViews(su.PerResponse, su.PerResponseView, su.CumulativeView)
-		}
+		err = result(i, &own[i], rotated[int32(i)], &ccu[i])
 		// the tallies' lists go as the result is made
 		own[i], ccu[i] = usage.Tally{}, usage.Tally{}
-		err = emit(i, su)
 	}
-	if err != nil {
-		sc.close()
-		return nil, err
+	return err
+}
+
+// eachRuns counts the scans whose results came from tallyEach (for tests:
+// which way a scan went depends on what its files hold).
+var eachRuns atomic.Int64
+
+// tallyEach is tallyAll holding the tallies of only the sessions whose
+// requests are being counted, while the views agree: a first pass over the
+// winners counts each session's requests, and a second tallies them and
+// gives a session's result as soon as its last request is counted. The
+// merge gives the files' requests in the order of the files (by path, a
+// session's files one after another, rotated copies last), so few
+// sessions are open at once, instead of a tally for each of them all
+// (about 170 bytes a session with its list of models: 17 MB over 100,000
+// sessions). Each session's requests are tallied in the same order as in
+// tallyAll, so its sums are the same. The results come in the order their
+// sessions complete, not of their places: for a caller that takes them in
+// any order.
+func tallyEach(ctx context.Context, n int, lg *usage.Ledger, fileSess []int32, fileCopy []bool, own []usage.Tally,
+	result func(i int, own, rot, ccu *usage.Tally) error) error {
+	stop := stopper(ctx)
+	left := make([]int32, n) // each session's requests not yet tallied
+	err := lg.Each(func(r *usage.Request) error {
+		left[fileSess[r.File]]++
+		return stop()
+	})
+	// a session with none of the ledger's requests (none at all, or counted
+	// as its file was merged) is complete before the second pass
+	var none usage.Tally
+	for i := 0; err == nil && i < n; i++ {
+		if i%1024 == 0 {
+			if err = ctx.Err(); err != nil {
+				break
+			}
+		}
+		if left[i] != 0 {
+			continue
+		}
+		t := &none
+		if own != nil {
+			t = &own[i]
+		}
+		err = result(i, t, nil, t)
+		if own != nil {
+			own[i] = usage.Tally{}
+		}
 	}
-	return sc, nil
+	type tallies struct {
+		own, rot usage.Tally
+		rotated  bool
+	}
+	open := map[int32]*tallies{}
+	if err == nil {
+		err = lg.Each(func(r *usage.Request) error {
+			s := fileSess[r.File]
+			t := open[s]
+			if t == nil {
+				t = &tallies{}
+				open[s] = t
+			}
+			lg.Tally(&t.own, r)
+			if fileCopy[r.File] {
+				t.rotated = true
+				lg.Tally(&t.rot, r)
+			}
+			if left[s]--; left[s] == 0 {
+				delete(open, s)
+				var rot *usage.Tally
+				if t.rotated {
+					rot = &t.rot
+				}
+				if err := result(int(s), &t.own, rot, &t.own); err != nil {
+					return err
+				}
+			}
+			return stop()
+		})
+	}
+	if err == nil && len(open) > 0 {
+		// the two passes gave other requests
+		return fmt.Errorf("the usage of %d sessions was not all read back", len(open))
+	}
+	return err
 }
 
 // stopper returns a check of ctx for a loop over many requests, which
