@@ -259,22 +259,25 @@ func boundMemoryAt(ss []*session.Session, perSession int64) (set bool, restore f
 	return softLimit(28<<20 + 2*longest + perSession*int64(len(ss)))
 }
 
-// boundScanMemory is boundMemory for stats over many sessions, at 384 bytes
-// a session: its scan lets discovery's sessions go and holds about 380
-// bytes of each while the files are read (its files' paths, about 130
-// bytes, its tally, 104, its accumulator, 80, and its jobs:
-// stats.scanPlan), and 40 after (stats.ManyReport keeps the results on
-// disk). At 512 bytes (before the scan's state held no pointers) a first
-// run over 100,000 sessions collected 471 times; at 384 a warm run over
-// 40,000 sessions peaks at 63 MiB, against 66 at 512. Since the paths are
-// front-coded (about 46 bytes a file) a session holds about 300 bytes; at
-// 288 a run over 40,000 sessions without the index peaked at 53 MiB
-// instead of 56 but took 8 % more time (paired), and every mode there
-// was already under 64 MB at 384, so it stays. grow adds
+// boundScanMemory is boundMemory for stats over many sessions, at 256 bytes
+// a session: its scan lets discovery's sessions go and holds about 200
+// bytes of each while the files are read and its results are made (its
+// plan, about 75 bytes a file with its path front-coded, its accumulator,
+// 76, its place in the report; stats.scanPlan), and keeps the results on
+// disk (stats.ManyReport). A session's tally is made only while its
+// requests are counted (stats' tallyEach), unless the session is counted
+// as its file is merged (Codex's rollouts: 104 bytes more and a list of
+// models). At 512 bytes (before the scan's state held no pointers) a
+// first run over 100,000 sessions collected 471 times. At 384 (while every
+// session had a tally) 288 lowered the peaks, but for 8–18 % more time;
+// without the tallies 256 lowered every peak, paired: warm over 70,000
+// sessions 58.4 against 65.7 MiB (3.5 % more wall time), a first run 60.0
+// against 67.9, a first run over 100,000 sessions 73.6 against 84.4, and
+// over 10,000 to 40,000 sessions 1–4 MiB, in the same time. grow adds
 // indexWriteRoom to the limit it set, once, and nothing when the user set
 // one: see readRoomy.
 func boundScanMemory(ss []*session.Session) (grow, restore func()) {
-	set, restore := boundMemoryAt(ss, 384)
+	set, restore := boundMemoryAt(ss, 256)
 	if !set {
 		return func() {}, restore
 	}
