@@ -277,7 +277,13 @@ func boundMemoryAt(ss []*session.Session, perSession int64) (set bool, restore f
 // indexWriteRoom to the limit it set, once, and nothing when the user set
 // one: see readRoomy.
 func boundScanMemory(ss []*session.Session) (grow, restore func()) {
-	set, restore := boundMemoryAt(ss, 256)
+	return boundGrowing(ss, 256)
+}
+
+// boundGrowing is boundMemoryAt with grow, which adds indexWriteRoom to
+// the limit it set, once (nothing when the user set one).
+func boundGrowing(ss []*session.Session, perSession int64) (grow, restore func()) {
+	set, restore := boundMemoryAt(ss, perSession)
 	if !set {
 		return func() {}, restore
 	}

@@ -29,6 +29,9 @@ var indexCommands = [][]string{
 	{"du", "--json"},
 	{"du", "--by", "project"},
 	{"stats", "--all", "--by", "project"},
+	// export --usage reads the same entries as stats (its rows, their
+	// sessions' working directories)
+	{"export", "--usage", "-o", "-", "--machine", "m"},
 }
 
 // indexStore copies the repository's test sessions (one of each agent,
@@ -248,5 +251,41 @@ func rewriteSameSize(t *testing.T, path string) {
 	}
 	if err := os.WriteFile(path, []byte(nb), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// export --usage reads each file's requests through the index, the same
+// entries stats reads (and the working directories --by project reads): a
+// run after stats reads no file, and neither does a second export; the
+// rows are --no-index's byte for byte.
+func TestExportUsageThroughIndex(t *testing.T) {
+	root, _ := indexStore(t)
+	export := []string{"export", "--usage", "-o", "-", "--machine", "m", "--root", root}
+	run := func(args ...string) (string, index.Stats) {
+		t.Helper()
+		var st index.Stats
+		indexClosed = func(s index.Stats) { st.Hits += s.Hits; st.Misses += s.Misses; st.Grown += s.Grown }
+		defer func() { indexClosed = nil }()
+		out, errOut, code := runCLI(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		return out, st
+	}
+	want, _ := run(append([]string{"--no-index"}, export...)...)
+	if strings.Count(want, "\n") < 5 {
+		t.Fatalf("export --usage --no-index gave %q", want)
+	}
+	if _, st := run("stats", "--all", "--by", "project", "--root", root); st.Misses == 0 {
+		t.Fatalf("stats filled nothing: %+v", st)
+	}
+	for _, what := range []string{"after stats", "again"} {
+		got, st := run(export...)
+		if got != want {
+			t.Errorf("%s: export --usage differs from --no-index:\n got %q\nwant %q", what, got, want)
+		}
+		if st.Hits == 0 || st.Misses != 0 || st.Grown != 0 {
+			t.Errorf("%s: export --usage read files again: %+v", what, st)
+		}
 	}
 }
