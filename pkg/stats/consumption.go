@@ -523,6 +523,9 @@ func tallyAll(ctx context.Context, n int, lg *usage.Ledger, fileSess []int32, fi
 			return stop()
 		})
 	}
+	if err == nil {
+		err = ctx.Err()
+	}
 	for i := 0; err == nil && i < n; i++ {
 		if i%1024 == 0 {
 			if err = ctx.Err(); err != nil {
@@ -560,6 +563,9 @@ func tallyEach(ctx context.Context, n int, lg *usage.Ledger, fileSess []int32, f
 		left[fileSess[r.File]]++
 		return stop()
 	})
+	if err == nil {
+		err = ctx.Err()
+	}
 	// a session with none of the ledger's requests (none at all, or counted
 	// as its file was merged) is complete before the second pass
 	var none usage.Tally
