@@ -227,18 +227,18 @@ func runLs(ctx context.Context, env *appEnv, opt lsOptions) error {
 // a first run peaks at 118-119 MiB; docs/index.md, "Peak memory"). A limit
 // 4 MiB higher peaked at 121-127 MiB, too near the 128 MiB ls is held to.
 func boundLsMemory(ix *index.Index, sessions int, longest int64) (loosen, restore func()) {
-	if debug.SetMemoryLimit(-1) != math.MaxInt64 {
-		return func() {}, func() {}
-	}
 	n := int64(sessions)
 	warm := 64<<20 + 256*n
 	cold := max(64<<20, 32<<20+700*n) + 2*min(longest, jsonl.DefaultMaxLineSize)
 	if ix == nil {
-		old := debug.SetMemoryLimit(cold)
-		return func() {}, func() { debug.SetMemoryLimit(old) }
+		_, restore := softLimit(cold)
+		return func() {}, restore
 	}
-	old := debug.SetMemoryLimit(warm)
-	return sync.OnceFunc(func() { debug.SetMemoryLimit(max(warm, cold)) }), func() { debug.SetMemoryLimit(old) }
+	set, restore := softLimit(warm)
+	if !set {
+		return func() {}, restore
+	}
+	return sync.OnceFunc(func() { debug.SetMemoryLimit(max(warm, cold)) }), restore
 }
 
 // lsGCPercent is ls's GOGC, unless the user set one.
