@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/sessctl/sessctl/internal/resident"
 	"io/fs"
 	"net/url"
 	"os"
@@ -118,12 +119,16 @@ func usageExportAction(env *appEnv, c *cli.Context) error {
 // do (the same entries: a run of either serves the other), and it is
 // closed once the files are read.
 func countedRequests(ctx context.Context, env *appEnv, roots []string, agent session.Agent, since time.Time, index bool) (*stats.Requests, error) {
+	// the executable's pages each phase touched, as stats gives them back
+	// (internal/resident)
+	resident.ShedExecutable()
 	ix := openIndex(env, index)
 	ss, err := usageSessions(env, roots, nil, agent, since, ix)
 	if err != nil {
 		closeIndex(ix)
 		return nil, err
 	}
+	resident.ShedExecutable() // discovery's
 	// boundMemory's limit (512 bytes a session), and through the index
 	// 768 with room for its writes once it fills (readRoomy): export holds
 	// discovery's sessions to its end, and with the index's pending
@@ -139,6 +144,7 @@ func countedRequests(ctx context.Context, env *appEnv, roots []string, agent ses
 	cwds := projectPaths(ss, ix)
 	rq, err := stats.CountedRequests(ctx, ss, nil, readRoomy(ix, grow))
 	closeIndex(ix)
+	resident.ShedExecutable() // the scan's
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, errInterrupted
