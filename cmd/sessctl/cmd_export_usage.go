@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"github.com/sessctl/sessctl/internal/resident"
 	"io/fs"
 	"net/url"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessctl/sessctl/internal/resident"
 	"github.com/sessctl/sessctl/pkg/jsonl"
 	"github.com/sessctl/sessctl/pkg/session"
 	"github.com/sessctl/sessctl/pkg/stats"
@@ -128,7 +128,6 @@ func countedRequests(ctx context.Context, env *appEnv, roots []string, agent ses
 		closeIndex(ix)
 		return nil, err
 	}
-	resident.ShedExecutable() // discovery's
 	// boundMemory's limit (512 bytes a session), and through the index
 	// 768 with room for its writes once it fills (readRoomy): export holds
 	// discovery's sessions to its end, and with the index's pending

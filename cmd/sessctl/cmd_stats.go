@@ -129,20 +129,11 @@ func runStats(ctx context.Context, env *appEnv, opt statsOptions) error {
 	// the index serves discovery too (its snapshots, docs/index.md); the
 	// run closes it once the files are read
 	ix := openIndex(env, opt.index)
-	// discovery comes before the memory limit (boundMemory needs the
-	// sessions), and most of what it allocates is garbage: left to GOGC=100
-	// its heap doubled over what was live, the peak of a first run over
-	// 100,000 sessions
-	paced := paceGC(env.getenv, discoveryGCPercent)
-	_, unlimit := softLimit(discoveryLimit)
 	ss, err := usageSessions(env, opt.roots, opt.args, opt.agent, opt.since, ix)
-	unlimit()
-	paced()
 	if err != nil {
 		closeIndex(ix)
 		return err
 	}
-	resident.ShedExecutable() // discovery's
 	grow, restore := boundScanMemory(ss)
 	defer restore()
 	defer usageBudget(env)()
@@ -188,8 +179,20 @@ func softLimit(n int64) (set bool, restore func()) {
 // empty) updated since since, each session stored twice counted once.
 //
 // ix, when open, gives discovery its snapshot (discoverIndexed).
+//
+// Discovery comes before the memory limit of the run (boundMemoryAt needs
+// the sessions), and most of what it allocates is garbage: left to
+// GOGC=100 its heap doubled over what was live, the peak of a first run
+// over 100,000 sessions. So it runs at discoveryGCPercent and under
+// discoveryLimit, and gives back the executable's pages it touched
+// (internal/resident).
 func usageSessions(env *appEnv, roots, args []string, agent session.Agent, since time.Time, ix *index.Index) ([]*session.Session, error) {
+	paced := paceGC(env.getenv, discoveryGCPercent)
+	_, unlimit := softLimit(discoveryLimit)
 	res := discoverIndexed(env, roots, args, ix)
+	unlimit()
+	paced()
+	resident.ShedExecutable()
 	if err := discoveryProblems(env, res, len(res.Sessions) == 0); err != nil {
 		return nil, err
 	}
