@@ -257,8 +257,8 @@ func ConsumptionWith(ctx context.Context, ss []*session.Session, progress Progre
 
 // consumption is ConsumptionWith, calling seen (when not nil) with each
 // file's requests before the ledger takes them (see scanUsage). With
-// release, ss is the caller's own copy of its list, which is cleared once
-// the scan's jobs are made: the scan names the files by path, and over
+// release, ss is the caller's own copy of its list, which is cleared as
+// the scan's jobs are made (planScan): the scan names the files by path, and over
 // 100,000 sessions discovery's hold 25 MB (the frames above kept them to
 // the end of the run). Its results hold the requests (EachRequest) until
 // Close.
@@ -314,8 +314,8 @@ type sessLines struct {
 // and the files' paths (its jobs name them), not a SessionUsage: a caller
 // that lets each result go as it comes (ConsumptionEach) holds no more than
 // that over 100,000 sessions. With release, ss is the caller's own copy of
-// its list, which is cleared once the jobs are made, and the results may
-// come in any order.
+// its list, which is cleared as the jobs are made (planScan), and the
+// results may come in any order.
 //
 // With direct, the requests of a session of one file that the ledger
 // could only count as they come (usage.Ledger.TallyFile) are counted as
@@ -329,15 +329,12 @@ func consume(ctx context.Context, ss []*session.Session, progress Progress, read
 	project := make([]uint32, n)
 	var names intern.Table[uint32] // projects, working directories, gauge sources
 	count := make([]int32, n)      // each session's files
-	plan := planScan(ss, func(i int, s *session.Session, p *scanPlan, first int) {
+	plan := planScan(ss, release, func(i int, s *session.Session, p *scanPlan, first int) {
 		main := p.mainOf(s, first)
 		meta[i] = sessMeta{p.tab.within(main, s.Main, s.ID), main}
 		project[i] = names.ID(s.Project)
 		count[i] = int32(len(p.jobs) - first)
 	})
-	if release {
-		clear(ss)
-	}
 	// made once discovery's sessions may go, which are most of the heap
 	// until then
 	acc := make([]sessAcc, n)

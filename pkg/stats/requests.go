@@ -46,7 +46,7 @@ func CountedRequests(ctx context.Context, ss []*session.Session, progress Progre
 	for i, s := range ss {
 		rq.Sessions[i] = SessionRef{Agent: s.Agent, ID: s.ID, Project: s.Project}
 	}
-	src, err := scanUsage(ctx, planScan(ss, nil), progress, read, nil, nil, func(sess int, fu *usage.FileUsage, err error) {
+	src, err := scanUsage(ctx, planScan(ss, false, nil), progress, read, nil, nil, func(sess int, fu *usage.FileUsage, err error) {
 		if err != nil {
 			if rq.Unread++; len(rq.Errors) < maxErrors {
 				rq.Errors = append(rq.Errors, fmt.Sprintf("%s: %v", fu.Path, err))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -163,7 +164,7 @@ func TestPlanScan(t *testing.T) {
 	mains := 0
 	type ids struct{ main, id strRef }
 	refs := make([]ids, len(ss.Sessions))
-	p := planScan(ss.Sessions, func(i int, s *session.Session, p *scanPlan, first int) {
+	p := planScan(ss.Sessions, false, func(i int, s *session.Session, p *scanPlan, first int) {
 		main := p.mainOf(s, first)
 		if got := p.tab.str(main); got != s.Main {
 			t.Errorf("session %d: main %q, want %q", i, got, s.Main)
@@ -212,5 +213,44 @@ func TestPlanScan(t *testing.T) {
 	}
 	if p.total != total {
 		t.Errorf("total %d, want %d", p.total, total)
+	}
+}
+
+// With release, planScan lets each session go once its jobs are made (the
+// sessions behind it are nil by the time the next is taken), and makes the
+// same plan as without.
+func TestPlanScanReleasesAsItGoes(t *testing.T) {
+	keep, ss := session.Discover(testRoots(), false).Sessions, session.Discover(testRoots(), false).Sessions
+	if len(ss) < 2 {
+		t.Fatalf("%d sessions in testdata", len(ss))
+	}
+	taken := 0
+	p := planScan(ss, true, func(i int, s *session.Session, p *scanPlan, first int) {
+		if s == nil || s.Main != keep[i].Main {
+			t.Fatalf("session %d: given %v, want %s", i, s, keep[i].Main)
+		}
+		for k, prev := range ss[:i] {
+			if prev != nil {
+				t.Fatalf("taking session %d: session %d is still held", i, k)
+			}
+		}
+		taken++
+	})
+	if taken != len(keep) {
+		t.Fatalf("%d sessions taken, want %d", taken, len(keep))
+	}
+	for i, s := range ss {
+		if s != nil {
+			t.Errorf("session %d is held after the plan", i)
+		}
+	}
+	q := planScan(keep, false, nil)
+	if !slices.Equal(p.jobs, q.jobs) || p.total != q.total || !slices.Equal(p.agent, q.agent) {
+		t.Fatal("another plan with release")
+	}
+	for k := range p.jobs {
+		if a, b := p.tab.str(p.jobs[k].path), q.tab.str(q.jobs[k].path); a != b {
+			t.Errorf("job %d: path %q, want %q", k, a, b)
+		}
 	}
 }
