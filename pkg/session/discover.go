@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/md5"
 	"encoding/hex"
 	"encoding/json"
@@ -228,25 +229,59 @@ func DiscoverPaths(paths []string) *Result {
 	return Discover(roots, false)
 }
 
+// sortSessions puts ss newest first, by main file among equal times.
 func sortSessions(ss []*Session) {
+	// a snapshot's sessions come in order unless their files changed
+	sorted := true
+	var prev time.Time
+	for i, s := range ss {
+		t := s.Updated()
+		if i > 0 {
+			if c := t.Compare(prev); c > 0 || c == 0 && s.Main < ss[i-1].Main {
+				sorted = false
+				break
+			}
+		}
+		prev = t
+	}
+	if sorted {
+		return
+	}
 	// each session's time is taken once, not at each of the n log n
-	// comparisons (100,000 sessions: a third of a second)
+	// comparisons (100,000 sessions: a third of a second), in 16 bytes
+	// with its place: a time.Time and a pointer took 32, 3.7 MB at the
+	// end of a first run's discovery, its peak
 	type keyed struct {
-		t time.Time
-		s *Session
+		sec  int64
+		nsec int32
+		at   int32 // its place in ss
 	}
 	ks := make([]keyed, len(ss))
 	for i, s := range ss {
-		ks[i] = keyed{s.Updated(), s}
+		t := s.Updated()
+		ks[i] = keyed{t.Unix(), int32(t.Nanosecond()), int32(i)}
 	}
-	slices.SortStableFunc(ks, func(a, b keyed) int {
-		if c := b.t.Compare(a.t); c != 0 {
-			return c
-		}
-		return strings.Compare(a.s.Main, b.s.Main)
+	slices.SortFunc(ks, func(a, b keyed) int {
+		return cmp.Or(cmp.Compare(b.sec, a.sec), cmp.Compare(b.nsec, a.nsec),
+			strings.Compare(ss[a.at].Main, ss[b.at].Main), cmp.Compare(a.at, b.at))
 	})
+	// ss in the order of ks, in place: each cycle of the permutation
+	// moved along once
 	for i := range ks {
-		ss[i] = ks[i].s
+		if ks[i].at < 0 {
+			continue
+		}
+		first, j := ss[i], i
+		for {
+			k := int(ks[j].at)
+			ks[j].at = -1
+			if k == i {
+				ss[j] = first
+				break
+			}
+			ss[j] = ss[k]
+			j = k
+		}
 	}
 }
 
