@@ -184,3 +184,57 @@ func TestSoftLimit(t *testing.T) {
 		t.Fatalf("the user's limit became %d", limit())
 	}
 }
+
+// A run the index serves is paced at scanGCPercent until the index has
+// missed paceMisses files in it (misses before it do not count), and no
+// longer after; without the index the read is not wrapped.
+func TestUnpaceOnMiss(t *testing.T) {
+	data := t.TempDir()
+	a := session.Claude
+	sc, ok := session.As[usage.Scanner](a)
+	if !ok {
+		t.Fatal("no usage scanner for claude")
+	}
+	file := func(name string) string {
+		p := filepath.Join(data, name)
+		if err := os.WriteFile(p, []byte(`{"type":"user"}`+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	ix := index.Open(t.TempDir())
+	if ix == nil {
+		t.Fatal("no index")
+	}
+	defer ix.Close()
+	var rd usage.Reader
+	if _, err := ix.ReadUsage(context.Background(), &rd, file("before.jsonl"), a, sc, usage.Carries); err != nil || missed(ix) != 1 {
+		t.Fatalf("a miss before the run: %d misses, %v", missed(ix), err)
+	}
+	unpaced := 0
+	read := unpaceOnMiss(ix, ix.ReadUsage, func() { unpaced++ })
+	// files the index has: hits, however many
+	for range 2 * paceMisses {
+		if _, err := read(context.Background(), &rd, filepath.Join(data, "before.jsonl"), a, sc, usage.Carries); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if unpaced != 0 {
+		t.Fatalf("unpaced after %d misses", missed(ix)-1)
+	}
+	for i := range paceMisses + 4 {
+		if _, err := read(context.Background(), &rd, file(fmt.Sprintf("%d.jsonl", i)), a, sc, usage.Carries); err != nil {
+			t.Fatal(err)
+		}
+		want := 0
+		if i+1 >= paceMisses {
+			want = 1
+		}
+		if unpaced != want {
+			t.Fatalf("after %d misses: unpaced %d times, want %d", i+1, unpaced, want)
+		}
+	}
+	if unpaceOnMiss(nil, nil, func() { t.Fatal("unpaced without the index") }) != nil {
+		t.Fatal("without the index the read is wrapped")
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -26,6 +27,12 @@ import (
 // Progress receives the bytes scanned so far and the total to scan. It is
 // called from several goroutines.
 type Progress func(done, total int64)
+
+// LargeRun is the number of sessions from which a run's scan gives back
+// the pages of discovery's sessions once it has let them go (consume), and
+// stats paces its scan closer: fewer hold too little to give back for the
+// cost of a collection (a store of 300 Codex rollouts took 5 % more time).
+const LargeRun = 10000
 
 // SessionUsage is the recorded usage of one session.
 //
@@ -342,6 +349,14 @@ func consume(ctx context.Context, ss []*session.Session, progress Progress, read
 		acc[i] = sessAcc{project: project[i], context: -1}
 	}
 	project = nil
+	if release && n >= LargeRun {
+		// the sessions just let go were most of the heap, and their pages
+		// stay with the process until given back: the scan's heap and the
+		// index's pages it maps came on top of them, the peak of a warm
+		// run over 100,000 sessions (49 MiB of anonymous memory beside 18
+		// of files, against 23 MB live)
+		debug.FreeOSMemory()
+	}
 	// each session's files, one after another in session order (the jobs'
 	// before the scan sorts them): session i's come after those of the
 	// sessions before it, count[i] of them
