@@ -265,10 +265,10 @@ func ConsumptionWith(ctx context.Context, ss []*session.Session, progress Progre
 // consumption is ConsumptionWith, calling seen (when not nil) with each
 // file's requests before the ledger takes them (see scanUsage). With
 // release, ss is the caller's own copy of its list, which is cleared as
-// the scan's jobs are made (planScan): the scan names the files by path, and over
-// 100,000 sessions discovery's hold 25 MB (the frames above kept them to
-// the end of the run). Its results hold the requests (EachRequest) until
-// Close.
+// the scan's jobs are made (planScan): the scan names the files by path,
+// and over 100,000 sessions discovery's hold 25 MB (the frames above kept
+// them to the end of the run). Its results hold the requests (EachRequest)
+// until Close.
 func consumption(ctx context.Context, ss []*session.Session, progress Progress, read ReadFile, seen func(sess int, fu *usage.FileUsage), release bool) ([]*SessionUsage, error) {
 	out := make([]*SessionUsage, len(ss))
 	sc, err := consume(ctx, ss, progress, read, seen, release, false, func(i int, su *SessionUsage) error {
