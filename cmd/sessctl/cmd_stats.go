@@ -152,7 +152,7 @@ const discoveryGCPercent = 50
 
 // scanGCPercent is GOGC while the index serves a run of stats over many
 // sessions (stats.LargeRun or more), unless the user set GOGC: until the
-// index has missed paceMisses files (unpaceOnMiss); from then on the run
+// index has missed paceMisses files (afterMisses); from then on the run
 // fills the index, and is paced as before. Once discovery's sessions are
 // let go and their pages given back (stats' consume), what is live is the
 // scan's plan and state, and under GOGC=100 the heap grew to twice that:
@@ -166,24 +166,6 @@ const scanGCPercent = 50
 // is no longer paced at scanGCPercent: a warm run reads the few files that
 // changed since the last (a live session), a first run misses every file.
 const paceMisses = 16
-
-// unpaceOnMiss is read, calling unpace once ix has missed paceMisses
-// files in it; read itself without the index.
-func unpaceOnMiss(ix *index.Index, read stats.ReadFile, unpace func()) stats.ReadFile {
-	if ix == nil {
-		return read
-	}
-	base := missed(ix)
-	var done atomic.Bool
-	return func(ctx context.Context, rd *usage.Reader, path string, a session.Agent, sc usage.Scanner, class usage.FileClass) (*usage.FileUsage, error) {
-		fu, err := read(ctx, rd, path, a, sc, class)
-		if !done.Load() && missed(ix)-base >= paceMisses {
-			done.Store(true)
-			unpace()
-		}
-		return fu, err
-	}
-}
 
 // discoveryLimit is the soft memory limit while stats discovers its
 // sessions, unless the user set one (GOMEMLIMIT): the run's own limit
@@ -340,16 +322,22 @@ const indexWriteRoom = 4 << 20
 // warm run reads only the few files that changed. What the index missed
 // before (the heads --by project reads) does not count.
 func readRoomy(ix *index.Index, grow func()) stats.ReadFile {
+	return afterMisses(ix, ix.ReadUsage, limitMisses, grow)
+}
+
+// afterMisses is read, calling fn once ix has missed n files in it (what
+// it missed before does not count); read itself without the index.
+func afterMisses(ix *index.Index, read stats.ReadFile, n int, fn func()) stats.ReadFile {
 	if ix == nil {
-		return ix.ReadUsage
+		return read
 	}
 	base := missed(ix)
-	var grown atomic.Bool
+	var done atomic.Bool
 	return func(ctx context.Context, rd *usage.Reader, path string, a session.Agent, sc usage.Scanner, class usage.FileClass) (*usage.FileUsage, error) {
-		fu, err := ix.ReadUsage(ctx, rd, path, a, sc, class)
-		if !grown.Load() && filling(ix, base) {
-			grown.Store(true)
-			grow()
+		fu, err := read(ctx, rd, path, a, sc, class)
+		if !done.Load() && missed(ix)-base >= n {
+			done.Store(true)
+			fn()
 		}
 		return fu, err
 	}
@@ -443,7 +431,7 @@ func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt s
 	if ix != nil && len(ss) >= stats.LargeRun {
 		unpace := sync.OnceFunc(paceGC(env.getenv, scanGCPercent))
 		defer unpace()
-		read = unpaceOnMiss(ix, read, unpace)
+		read = afterMisses(ix, read, paceMisses, unpace)
 	}
 	rep, err := stats.NewManyReport(opt.by, len(ss))
 	if err != nil {

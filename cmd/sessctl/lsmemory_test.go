@@ -188,7 +188,7 @@ func TestSoftLimit(t *testing.T) {
 // A run the index serves is paced at scanGCPercent until the index has
 // missed paceMisses files in it (misses before it do not count), and no
 // longer after; without the index the read is not wrapped.
-func TestUnpaceOnMiss(t *testing.T) {
+func TestAfterMisses(t *testing.T) {
 	data := t.TempDir()
 	a := session.Claude
 	sc, ok := session.As[usage.Scanner](a)
@@ -212,7 +212,7 @@ func TestUnpaceOnMiss(t *testing.T) {
 		t.Fatalf("a miss before the run: %d misses, %v", missed(ix), err)
 	}
 	unpaced := 0
-	read := unpaceOnMiss(ix, ix.ReadUsage, func() { unpaced++ })
+	read := afterMisses(ix, ix.ReadUsage, paceMisses, func() { unpaced++ })
 	// files the index has: hits, however many
 	for range 2 * paceMisses {
 		if _, err := read(context.Background(), &rd, filepath.Join(data, "before.jsonl"), a, sc, usage.Carries); err != nil {
@@ -234,7 +234,7 @@ func TestUnpaceOnMiss(t *testing.T) {
 			t.Fatalf("after %d misses: unpaced %d times, want %d", i+1, unpaced, want)
 		}
 	}
-	if unpaceOnMiss(nil, nil, func() { t.Fatal("unpaced without the index") }) != nil {
+	if afterMisses(nil, nil, paceMisses, func() { t.Fatal("unpaced without the index") }) != nil {
 		t.Fatal("without the index the read is wrapped")
 	}
 }
