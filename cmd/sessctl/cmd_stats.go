@@ -292,10 +292,10 @@ func boundMemoryAt(ss []*session.Session, perSession int64) (set bool, restore f
 // session had a tally) 288 lowered the peaks, but for 8–18 % more time;
 // without the tallies 256 lowered every peak, paired: warm over 70,000
 // sessions 58.4 against 65.7 MiB (3.5 % more wall time), a first run 60.0
-// against 67.9 (two calls), a first run over 100,000 sessions 73.6 against 84.4, and
-// over 10,000 to 40,000 sessions 1–4 MiB, in the same time. grow adds
-// indexWriteRoom to the limit it set, once, and nothing when the user set
-// one: see readRoomy.
+// against 67.9 (two calls), a first run over 100,000 sessions 73.6
+// against 84.4, and over 10,000 to 40,000 sessions 1–4 MiB, in the same
+// time. grow adds indexWriteRoom to the limit it set, once, and nothing
+// when the user set one: see readRoomy.
 func boundScanMemory(ss []*session.Session) (grow, restore func()) {
 	return boundGrowing(ss, 256)
 }
