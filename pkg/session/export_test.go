@@ -42,5 +42,13 @@ func SetSnapChunk(n int) int {
 	return old
 }
 
+// SetRecChunk sets the bytes of a chunk of what a recorder notes, and
+// returns the old value.
+func SetRecChunk(n int) int {
+	old := recChunk
+	recChunk = n
+	return old
+}
+
 // UUIDRe is the expression IsUUID implements by hand.
 var UUIDRe = uuidRe

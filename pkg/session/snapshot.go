@@ -73,19 +73,50 @@ type recorded struct {
 
 // recorder notes what a discovery depended on (nil: nothing is noted).
 type recorder struct {
-	mu     sync.Mutex
-	dirs   []recorded
-	files  []recorded       // files whose bytes were read
-	noted  map[string]uint8 // notedDir, notedFile: a path's key is the path itself
-	broken bool             // something could not be noted: store no snapshot
+	mu    sync.Mutex
+	dirs  recList
+	files recList // files whose bytes were read
+	// cutoff is when what is noted must have last changed before for the
+	// snapshot to be stored (snapshotSettle)
+	cutoff time.Time
+	// broken: something could not be noted, or changed after cutoff; no
+	// snapshot is stored, and nothing more noted
+	broken bool
 }
 
-// What a path was noted as, in recorder.noted (a directory is listed, a
-// file's bytes read; a path may be both, one after the other).
-const (
-	notedDir = 1 << iota
-	notedFile
-)
+// recList is what a recorder noted of one kind, in the snapshot's
+// encoding, in chunks of recChunk bytes. Over 100,000 sessions a first
+// run notes some 33,000 directories; held as paths, stats and a set of
+// the paths they took 9 MB at the end of discovery, its peak, and about
+// 2 MB so.
+//
+// A path noted twice is in it twice (the prefetch and the walk after it
+// may note one directory each), which costs the check of a snapshot one
+// stat more and changes nothing else; the set that kept them apart cost
+// more than the duplicates.
+type recList struct {
+	n      int      // entries
+	last   string   // the path of the last
+	chunks [][]byte // each up to recChunk bytes, but for an entry longer
+}
+
+// recChunk is a variable for tests.
+var recChunk = 64 << 10
+
+func (l *recList) add(p string, id statID) {
+	if l.n > 0 && p == l.last {
+		return // noted again at once: the prefetch's and the walk's
+	}
+	need := len(p) + 10*binary.MaxVarintLen64
+	k := len(l.chunks) - 1
+	if k < 0 || cap(l.chunks[k])-len(l.chunks[k]) < need {
+		l.chunks = append(l.chunks, make([]byte, 0, max(recChunk, need)))
+		k++
+	}
+	l.chunks[k] = appendID(appendPath(l.chunks[k], l.last, p), id)
+	l.last = p
+	l.n++
+}
 
 // dir notes dir before it is listed.
 func (r *recorder) dir(p string) { r.note(p, true) }
@@ -97,50 +128,38 @@ func (r *recorder) note(p string, dir bool) {
 	if r == nil {
 		return
 	}
+	r.mu.Lock()
+	broken := r.broken
+	r.mu.Unlock()
+	if broken {
+		return
+	}
 	id, err := statOf(p, true)
+	if err != nil || !time.Unix(id.csec, id.cnsec).Before(r.cutoff) || !time.Unix(id.msec, id.mnsec).Before(r.cutoff) {
+		r.fail()
+		return
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err != nil {
-		r.broken = true
+	if r.broken {
 		return
 	}
-	bit := uint8(notedFile)
 	if dir {
-		bit = notedDir
-	}
-	if r.noted[p]&bit != 0 {
-		return
-	}
-	if r.noted == nil {
-		r.noted = map[string]uint8{}
-	}
-	r.noted[p] |= bit
-	if dir {
-		r.dirs = append(r.dirs, recorded{p, id})
+		r.dirs.add(p, id)
 	} else {
-		r.files = append(r.files, recorded{p, id})
+		r.files.add(p, id)
 	}
 }
 
-// fail marks the discovery as one no snapshot can stand for.
+// fail marks the discovery as one no snapshot can stand for, and lets go
+// of what was noted.
 func (r *recorder) fail() {
 	if r != nil {
 		r.mu.Lock()
 		r.broken = true
+		r.dirs, r.files = recList{}, recList{}
 		r.mu.Unlock()
 	}
-}
-
-// settled says whether nothing r noted changed after cutoff.
-func (r *recorder) settled(cutoff time.Time) bool {
-	for _, l := range [][]recorded{r.dirs, r.files} {
-		for _, x := range l {
-			if !time.Unix(x.id.csec, x.id.cnsec).Before(cutoff) || !time.Unix(x.id.msec, x.id.mnsec).Before(cutoff) {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // DiscoverCached is Discover through the snapshots c keeps (nil c, or a
@@ -158,13 +177,12 @@ func DiscoverCached(roots []Root, missingOK bool, c SnapshotCache) *Result {
 			return res
 		}
 	}
-	began := time.Now()
-	rec := &recorder{}
+	rec := &recorder{cutoff: time.Now().Add(-snapshotSettle)}
 	res := discover(roots, missingOK, rec)
-	if rec.broken || len(res.Errors) > 0 || !rec.settled(began.Add(-snapshotSettle)) {
+	if rec.broken || len(res.Errors) > 0 {
 		return res
 	}
-	sn := &snapshot{dirs: rec.dirs, content: rec.files, res: res}
+	sn := &snapshot{rec: rec, res: res}
 	for _, s := range res.Sessions {
 		for _, f := range s.Files {
 			if !f.Dir && f.ino == 0 {
@@ -187,10 +205,10 @@ func snapshotKey(roots []Root, missingOK bool) string {
 	return k
 }
 
-const snapshotMagic = "sessctl-discovery-2"
+const snapshotMagic = "sessctl-discovery-3"
 
 type snapshot struct {
-	dirs, content []recorded // what a discovery recorded (write)
+	rec *recorder // what a discovery noted (write)
 	// a loaded snapshot's directories and files read, in chunks of
 	// snapChunk, each let go once checked (checkDeps)
 	deps [][]recorded
@@ -341,17 +359,18 @@ func takeFiles(dir string, files []*File) bool {
 
 // The encoding: the magic, then counts and fields as uvarints, strings as
 // a length and bytes; paths as the length they share with the path before
-// and the rest; the agents, roots, projects and roles as an index into the
-// strings seen so far (0: a new one follows).
+// in the same list (the directories listed, the files read, the sessions
+// with their files and the unrecognized files; the first of a list shares
+// nothing) and the rest; the agents, roots, projects and roles as an index
+// into the strings seen so far (0: a new one follows).
 
 func (sn *snapshot) write(w io.Writer) error {
 	e := &snapEncoder{w: bufio.NewWriterSize(w, 64<<10), table: map[string]uint64{}}
 	e.bytes([]byte(snapshotMagic))
-	for _, l := range [][]recorded{sn.dirs, sn.content} {
-		e.uint(uint64(len(l)))
-		for _, x := range l {
-			e.path(x.path)
-			e.id(x.id)
+	for _, l := range []*recList{&sn.rec.dirs, &sn.rec.files} {
+		e.uint(uint64(l.n))
+		for _, c := range l.chunks {
+			e.raw(c)
 		}
 	}
 	e.uint(uint64(len(sn.res.Sessions)))
@@ -379,6 +398,7 @@ func (sn *snapshot) write(w io.Writer) error {
 		}
 	}
 	e.uint(uint64(len(sn.res.Unrecognized)))
+	e.last = ""
 	for _, p := range sn.res.Unrecognized {
 		e.path(p)
 	}
@@ -390,16 +410,15 @@ func (sn *snapshot) write(w io.Writer) error {
 
 type snapEncoder struct {
 	w     *bufio.Writer
-	buf   [binary.MaxVarintLen64]byte
+	buf   []byte
 	last  string
 	table map[string]uint64
 	err   error
 }
 
 func (e *snapEncoder) uint(v uint64) {
-	if e.err == nil {
-		_, e.err = e.w.Write(binary.AppendUvarint(e.buf[:0], v))
-	}
+	e.buf = binary.AppendUvarint(e.buf[:0], v)
+	e.raw(e.buf)
 }
 
 func (e *snapEncoder) bytes(b []byte) {
@@ -416,13 +435,20 @@ func (e *snapEncoder) raw(b []byte) {
 }
 
 func (e *snapEncoder) path(p string) {
+	e.buf = appendPath(e.buf[:0], e.last, p)
+	e.raw(e.buf)
+	e.last = p
+}
+
+// appendPath appends p as the length it shares with last and the rest.
+func appendPath(b []byte, last, p string) []byte {
 	n := 0
-	for n < len(p) && n < len(e.last) && p[n] == e.last[n] {
+	for n < len(p) && n < len(last) && p[n] == last[n] {
 		n++
 	}
-	e.uint(uint64(n))
-	e.bytes([]byte(p[n:]))
-	e.last = p
+	b = binary.AppendUvarint(b, uint64(n))
+	b = binary.AppendUvarint(b, uint64(len(p)-n))
+	return append(b, p[n:]...)
 }
 
 // of writes s as a part of main when it is one (an id, a sidecar
@@ -452,11 +478,13 @@ func (e *snapEncoder) interned(s string) {
 	e.table[s] = uint64(len(e.table) + 1)
 }
 
-func (e *snapEncoder) id(id statID) {
-	for _, v := range []uint64{id.dev, id.ino, uint64(id.mode), uint64(id.size),
+// appendID appends what a stat said, field by field.
+func appendID(b []byte, id statID) []byte {
+	for _, v := range [...]uint64{id.dev, id.ino, uint64(id.mode), uint64(id.size),
 		uint64(id.msec), uint64(id.mnsec), uint64(id.csec), uint64(id.cnsec)} {
-		e.uint(v)
+		b = binary.AppendUvarint(b, v)
 	}
+	return b
 }
 
 // time writes t as its Unix seconds and nanoseconds (1 more: 0 is the zero

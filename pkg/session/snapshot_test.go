@@ -44,7 +44,9 @@ func (c *memCache) SaveSnapshot(key string, write func(io.Writer) error) {
 // changed: a session file that grew is taken with its new size and time.
 //
 // What a snapshot depends on is checked, and let go, in chunks: with
-// chunks of 3, a change is in a chunk of its own, past the first.
+// chunks of 3, a change is in a chunk of its own, past the first. It is
+// noted in chunks of bytes too: with chunks of 200 bytes, a few paths
+// each.
 func TestDiscoverCachedSameAsDiscover(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("discovery snapshots are kept on Linux only")
@@ -52,6 +54,9 @@ func TestDiscoverCachedSameAsDiscover(t *testing.T) {
 	for _, chunk := range []int{256, 3} {
 		t.Run(fmt.Sprintf("chunks of %d", chunk), func(t *testing.T) {
 			defer session.SetSnapChunk(session.SetSnapChunk(chunk))
+			if chunk == 3 {
+				defer session.SetRecChunk(session.SetRecChunk(200))
+			}
 			discoverCachedSameAsDiscover(t)
 		})
 	}
