@@ -184,7 +184,7 @@ func Discover(roots []Root, missingOK bool) *Result { return discover(roots, mis
 // discover is Discover, noting in rec (when not nil) what the result
 // depends on (DiscoverCached).
 func discover(roots []Root, missingOK bool, rec *recorder) *Result {
-	d := &discoverer{res: &Result{}, seen: map[string]struct{}{}, rec: rec}
+	d := &discoverer{res: &Result{}, rec: rec}
 	for _, r := range roots {
 		fi, err := os.Stat(r.Path)
 		if err != nil {
@@ -290,7 +290,7 @@ type discoverer struct {
 	root     Root
 	kimiDirs map[string]string            // md5 hash -> work dir, from the root's kimi.json
 	kimiJSON map[string]map[string]string // share dir -> its kimi.json mapping
-	seen     map[string]struct{}          // main paths already taken (no value: a third less than a bool's map)
+	seen     mainSet                      // main files already taken
 	flat     []flatAgent
 	listed   map[string]map[string]bool // directory -> its entry names (dirHas)
 	explicit bool                       // the file at hand was named on the command line
@@ -536,7 +536,7 @@ func (d *discoverer) file(root Root, p string) *Session {
 		}
 	}
 	abs := absPath(p)
-	if _, ok := d.seen[abs]; ok {
+	if d.seen.has(abs, d.res.Sessions) {
 		return nil
 	}
 	agent := pathAgent(p, Sure)
@@ -572,7 +572,7 @@ func (d *discoverer) file(root Root, p string) *Session {
 	if !ok {
 		return nil
 	}
-	d.seen[abs] = struct{}{}
+	d.seen.take(abs, len(d.res.Sessions)) // its session is the next
 	layout := LayoutOf(agent)
 	s := &Session{Agent: agent, ID: inMain(p, layout.SessionID(jsonl.PlainName(name))), Main: p, Root: root.Path,
 		Project: layout.ProjectFromPath(p), Files: []File{f}}
@@ -643,10 +643,10 @@ func fileOf(p string, role FileRole, fi fs.FileInfo) File {
 func (d *discoverer) kimiSession(dir string) *Session {
 	main := filepath.Join(dir, "context.jsonl")
 	abs := absPath(main)
-	if _, ok := d.seen[abs]; ok {
+	if d.seen.has(abs, d.res.Sessions) {
 		return nil
 	}
-	d.seen[abs] = struct{}{}
+	d.seen.take(abs, len(d.res.Sessions)) // its session is the next
 	s := &Session{Agent: Kimi, ID: filepath.Base(dir), Main: main, Dir: dir, Root: d.root.Path}
 	hash := filepath.Base(filepath.Dir(dir))
 	s.Project = hash
@@ -701,10 +701,10 @@ func (d *discoverer) kimiSession(dir string) *Session {
 // transcript and every other regular file in it, classified by the home.
 func (d *discoverer) dirSession(ds DirStore, dir, main string) *Session {
 	abs := absPath(main)
-	if _, ok := d.seen[abs]; ok {
+	if d.seen.has(abs, d.res.Sessions) {
 		return nil
 	}
-	d.seen[abs] = struct{}{}
+	d.seen.take(abs, len(d.res.Sessions)) // its session is the next
 	s := &Session{Agent: ds.Agent(), ID: filepath.Base(dir), Main: main, Dir: dir, Root: d.root.Path}
 	filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {

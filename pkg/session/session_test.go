@@ -329,3 +329,37 @@ func isASCII(s string) bool {
 	}
 	return true
 }
+
+// Roots that overlap (the same store twice, a part of it, the same by a
+// relative path) find each session once, with the files one root finds.
+func TestDiscoverOverlappingRootsOnce(t *testing.T) {
+	abs, err := filepath.Abs(testdata)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := session.Discover([]session.Root{{Path: testdata}}, false)
+	if len(one.Sessions) < 4 {
+		t.Fatalf("%d sessions in testdata", len(one.Sessions))
+	}
+	roots := []session.Root{{Path: filepath.Join(testdata, "claude")}, {Path: testdata}, {Path: abs},
+		{Path: filepath.Join(abs, "kimi", "sessions")}, {Path: testdata}}
+	res := session.Discover(roots, false)
+	mains := map[string]*session.Session{}
+	for _, s := range res.Sessions {
+		a, _ := filepath.Abs(s.Main)
+		if mains[a] != nil {
+			t.Fatalf("%s found twice", a)
+		}
+		mains[a] = s
+	}
+	if len(mains) != len(one.Sessions) {
+		t.Fatalf("%d sessions, one root finds %d", len(mains), len(one.Sessions))
+	}
+	for _, s := range one.Sessions {
+		a, _ := filepath.Abs(s.Main)
+		o := mains[a]
+		if o == nil || len(o.Files) != len(s.Files) {
+			t.Fatalf("%s: %+v, one root finds %+v", a, o, s)
+		}
+	}
+}
