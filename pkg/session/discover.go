@@ -23,17 +23,58 @@ import (
 	"github.com/sessctl/sessctl/pkg/jsonl"
 )
 
-// FileRole says what a file is to its session.
-type FileRole string
+// FileRole says what a file is to its session. It is a byte, written as
+// its name (String, MarshalText): a session's files are most of what
+// discovery holds, and a role as a string made a File 96 bytes instead of
+// 80 (with Rotation in 4 bytes), 1.9 MB over 100,000 sessions.
+type FileRole uint8
 
-// File roles.
+// File roles. The zero role (no role given) is written "".
 const (
-	FileMain     FileRole = "main"     // the live transcript
-	FileRotation FileRole = "rotation" // an older generation (Kimi context_N.jsonl, sessctl's <file>.N)
-	FileSubagent FileRole = "subagent" // a subagent transcript
-	FileWire     FileRole = "wire"     // Kimi wire.jsonl (event log with billing usage)
-	FileSide     FileRole = "side"     // anything else that belongs to the session
+	FileMain     FileRole = iota + 1 // the live transcript
+	FileRotation                     // an older generation (Kimi context_N.jsonl, sessctl's <file>.N)
+	FileSubagent                     // a subagent transcript
+	FileWire                         // Kimi wire.jsonl (event log with billing usage)
+	FileSide                         // anything else that belongs to the session
 )
+
+var fileRoleNames = [...]string{"", "main", "rotation", "subagent", "wire", "side"}
+
+// String returns the role's name: main, rotation, subagent, wire, side.
+func (r FileRole) String() string {
+	if int(r) < len(fileRoleNames) {
+		return fileRoleNames[r]
+	}
+	return "role?"
+}
+
+// MarshalText writes the role's name.
+func (r FileRole) MarshalText() ([]byte, error) {
+	if int(r) >= len(fileRoleNames) {
+		return nil, fmt.Errorf("session: no file role %d", r)
+	}
+	return []byte(r.String()), nil
+}
+
+// UnmarshalText reads a role's name.
+func (r *FileRole) UnmarshalText(b []byte) error {
+	v, ok := ParseFileRole(string(b))
+	if !ok {
+		return fmt.Errorf("session: no file role %q", b)
+	}
+	*r = v
+	return nil
+}
+
+// ParseFileRole returns the role of a name String gives.
+func ParseFileRole(name string) (FileRole, bool) {
+	for i, n := range fileRoleNames {
+		if n == name {
+			return FileRole(i), true
+		}
+	}
+	return 0, false
+}
 
 // File is one file (or directory, for side directories) of a session.
 type File struct {
@@ -42,8 +83,9 @@ type File struct {
 	Size    int64     `json:"size"` // for a directory: the bytes of all regular files below it
 	ModTime time.Time `json:"mtime"`
 	Dir     bool      `json:"dir,omitempty"`
-	// Rotation is the rotation number for FileRotation files.
-	Rotation int `json:"rotation,omitempty"`
+	// Rotation is the rotation number for FileRotation files (a name's
+	// number past the largest int32 is taken as that).
+	Rotation int32 `json:"rotation,omitempty"`
 	// dev and ino are the device and inode discovery found a regular file
 	// at (0: not known), so that the index knows the file without a stat
 	// of its own
@@ -410,7 +452,7 @@ func (d *discoverer) neighbours(s *Session, dir, name string, names map[string]f
 	for _, e2 := range rotations[name] {
 		m := rotationMatch(e2.Name())
 		if f, ok := d.stat(filepath.Join(dir, e2.Name()), FileRotation); ok {
-			f.Rotation = atoi(m[2])
+			f.Rotation = int32(min(atoi(m[2]), math.MaxInt32))
 			s.Files = append(s.Files, f)
 		}
 	}
@@ -687,7 +729,7 @@ func (d *discoverer) kimiSession(dir string) *Session {
 			}
 		}
 		if f, ok := d.stat(p, role); ok {
-			f.Rotation = rotation
+			f.Rotation = int32(min(rotation, math.MaxInt32))
 			s.Files = append(s.Files, f)
 		}
 		return nil

@@ -125,7 +125,7 @@ func fingerprint(s *Session, salt string) (fp [16]byte) {
 			return [16]byte{}
 		}
 		str(f.Path)
-		str(string(f.Role))
+		str(f.Role.String())
 		b = binary.AppendUvarint(b, f.dev)
 		b = binary.AppendUvarint(b, f.ino)
 		b = binary.AppendVarint(b, f.Size)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"strings"
@@ -384,7 +385,7 @@ func (sn *snapshot) write(w io.Writer) error {
 		e.uint(uint64(len(s.Files)))
 		for _, f := range s.Files {
 			e.of(s.Main, f.Path)
-			e.interned(string(f.Role))
+			e.interned(f.Role.String())
 			e.uint(uint64(f.Size))
 			e.time(f.ModTime)
 			e.uint(uint64(f.Rotation))
@@ -637,9 +638,18 @@ func readSnapshotSessions(d *snapDecoder, sn *snapshot, stale *atomic.Bool) erro
 		}
 		s.Files = make([]File, 0, nf)
 		for j := 0; j < nf && d.err == nil; j++ {
-			f := File{Path: d.of(s.Main), Role: FileRole(d.interned()), Size: int64(d.uint())}
+			f := File{Path: d.of(s.Main)}
+			var ok bool
+			if f.Role, ok = ParseFileRole(d.interned()); !ok {
+				return errSnapshot
+			}
+			f.Size = int64(d.uint())
 			f.ModTime = d.time()
-			f.Rotation = int(d.uint())
+			if r := d.uint(); r <= math.MaxInt32 {
+				f.Rotation = int32(r)
+			} else {
+				return errSnapshot
+			}
 			f.dev, f.ino = d.uint(), d.uint()
 			f.Dir = d.uint() == 1
 			s.Files = append(s.Files, f)
