@@ -162,6 +162,14 @@ const discoveryGCPercent = 50
 // more time.
 const scanGCPercent = 50
 
+// holdLessFrom is how many sessions a run of stats scans from which the
+// index holds less of itself between two sheds (Index.HoldLess): where
+// the scan's budget (boundScanMemory: 28 MiB and 256 bytes a session),
+// the index's 8 MiB of pages (its residentBytes) and the executable's
+// 9 leave no room under 64 MB. The scan's peak of a warm run over 100,000
+// sessions is there: 45 MiB of anonymous memory and 18 of files.
+const holdLessFrom = (64<<20 - 28<<20 - 8<<20 - 9<<20) / 256
+
 // paceMisses is how many files the index may miss in a run before the run
 // is no longer paced at scanGCPercent: a warm run reads the few files that
 // changed since the last (a live session), a first run misses every file.
@@ -428,6 +436,9 @@ func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt s
 	// memo of whole runs does not keep: those runs are worked out whole
 	byRequests := opt.by == stats.ByDay || opt.by == stats.ByModel
 	read := readRoomy(ix, grow)
+	if len(ss) >= holdLessFrom {
+		ix.HoldLess()
+	}
 	if ix != nil && len(ss) >= stats.LargeRun {
 		unpace := sync.OnceFunc(paceGC(env.getenv, scanGCPercent))
 		defer unpace()

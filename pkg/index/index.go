@@ -216,6 +216,7 @@ type Index struct {
 	// opened), or the least it said since: the index's part of it is then
 	// next to nothing (overResident)
 	resident atomic.Int64
+	holdLess atomic.Bool // shed at half residentBytes (HoldLess)
 
 	pending map[string][]byte
 	runs    map[string][]byte // results of whole runs to store (StoreRun)
@@ -772,7 +773,22 @@ func (ix *Index) overResident() bool {
 		ix.resident.CompareAndSwap(base, r)
 		return false
 	}
-	return r-base >= residentBytes
+	limit := residentBytes
+	if ix.holdLess.Load() {
+		limit /= 2
+	}
+	return r-base >= limit
+}
+
+// HoldLess makes the run shed the pages of the index it has read at half
+// of residentBytes: for a run whose own state leaves less room (stats over
+// many sessions). Over 100,000 sessions a warm stats peaked at 61.8 MiB
+// instead of 64.8, in the same time (paired); over 70,000, at 50.0 instead
+// of 53.4 but in 9 % more time, which is why it is not for every run.
+func (ix *Index) HoldLess() {
+	if ix != nil {
+		ix.holdLess.Store(true)
+	}
 }
 
 // shedView sheds the pages of the view the run has read. Called with the

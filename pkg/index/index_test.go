@@ -875,6 +875,17 @@ func TestShedByResident(t *testing.T) {
 	res = -1 // cannot tell
 	step(rs[4], 2)
 	step(rs[5], 2)
+	// a run that holds less sheds at half as much more
+	res = 0
+	step(rs[6], 2)
+	step(rs[7], 2)
+	ix.HoldLess()
+	res = 49
+	step(rs[8], 2)
+	step(rs[9], 2)
+	res = 50
+	step(rs[10], 2)
+	step(rs[11], 3)
 }
 
 // On Linux, the pages of the index a warm run holds between two sheds
