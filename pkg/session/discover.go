@@ -452,7 +452,7 @@ func (d *discoverer) neighbours(s *Session, dir, name string, names map[string]f
 	for _, e2 := range rotations[name] {
 		m := rotationMatch(e2.Name())
 		if f, ok := d.stat(filepath.Join(dir, e2.Name()), FileRotation); ok {
-			f.Rotation = int32(min(atoi(m[2]), math.MaxInt32))
+			f.Rotation = rotationNumber(m[2])
 			s.Files = append(s.Files, f)
 		}
 	}
@@ -614,15 +614,21 @@ func (d *discoverer) file(root Root, p string) *Session {
 	if !ok {
 		return nil
 	}
-	d.seen.take(abs, len(d.res.Sessions)) // its session is the next
 	layout := LayoutOf(agent)
 	s := &Session{Agent: agent, ID: inMain(p, layout.SessionID(jsonl.PlainName(name))), Main: p, Root: root.Path,
 		Project: layout.ProjectFromPath(p), Files: []File{f}}
 	if root.Agent == agent {
 		d.storeSideDirs(s, root.Path, layout.StoreSideDirs())
 	}
-	d.res.Sessions = append(d.res.Sessions, s)
+	d.add(s, abs)
 	return s
+}
+
+// add puts s, whose main file's absolute path is abs, into the result and
+// into the set of main files taken.
+func (d *discoverer) add(s *Session, abs string) {
+	d.res.Sessions = append(d.res.Sessions, s)
+	d.seen.take(abs, len(d.res.Sessions)-1)
 }
 
 // subagentParent returns the main transcript a subagent transcript belongs
@@ -688,7 +694,6 @@ func (d *discoverer) kimiSession(dir string) *Session {
 	if d.seen.has(abs, d.res.Sessions) {
 		return nil
 	}
-	d.seen.take(abs, len(d.res.Sessions)) // its session is the next
 	s := &Session{Agent: Kimi, ID: filepath.Base(dir), Main: main, Dir: dir, Root: d.root.Path}
 	hash := filepath.Base(filepath.Dir(dir))
 	s.Project = hash
@@ -708,13 +713,13 @@ func (d *discoverer) kimiSession(dir string) *Session {
 		}
 		rel, _ := filepath.Rel(dir, p)
 		role := FileSide
-		rotation := 0
+		var rotation int32
 		switch {
 		case rel == "context.jsonl":
 			role = FileMain
 		case kimiRotRe.MatchString(rel):
 			role = FileRotation
-			rotation = atoi(kimiRotRe.FindStringSubmatch(rel)[1])
+			rotation = rotationNumber(kimiRotRe.FindStringSubmatch(rel)[1])
 		case rel == "wire.jsonl":
 			role = FileWire
 		case strings.HasPrefix(rel, "subagents"+string(filepath.Separator)):
@@ -729,13 +734,13 @@ func (d *discoverer) kimiSession(dir string) *Session {
 			}
 		}
 		if f, ok := d.stat(p, role); ok {
-			f.Rotation = int32(min(rotation, math.MaxInt32))
+			f.Rotation = rotation
 			s.Files = append(s.Files, f)
 		}
 		return nil
 	})
 	sortRotations(s)
-	d.res.Sessions = append(d.res.Sessions, s)
+	d.add(s, abs)
 	return s
 }
 
@@ -746,7 +751,6 @@ func (d *discoverer) dirSession(ds DirStore, dir, main string) *Session {
 	if d.seen.has(abs, d.res.Sessions) {
 		return nil
 	}
-	d.seen.take(abs, len(d.res.Sessions)) // its session is the next
 	s := &Session{Agent: ds.Agent(), ID: filepath.Base(dir), Main: main, Dir: dir, Root: d.root.Path}
 	filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
@@ -775,7 +779,7 @@ func (d *discoverer) dirSession(ds DirStore, dir, main string) *Session {
 	})
 	s.Project = ds.DirProject(dir)
 	sortRotations(s)
-	d.res.Sessions = append(d.res.Sessions, s)
+	d.add(s, abs)
 	return s
 }
 
@@ -1019,6 +1023,10 @@ func absPath(p string) string {
 	}
 	return p
 }
+
+// rotationNumber is a rotation's number from the digits of its name, the
+// largest int32 for more (File.Rotation).
+func rotationNumber(digits string) int32 { return int32(min(atoi(digits), math.MaxInt32)) }
 
 // atoi reads the leading digits of s, stopping before a value that would
 // overflow an int (a rotation's number: no file name makes it wrap).

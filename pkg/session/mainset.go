@@ -31,18 +31,13 @@ func (m *mainSet) has(abs string, ss []*Session) bool {
 		if v == 0 {
 			return false
 		}
-		if uint32(v>>32) == h {
-			// the session is made after it is taken (take): until then
-			// its place is past the end, and the hash decides
-			at := int(uint32(v)) - 1
-			if at >= len(ss) || absPath(ss[at].Main) == abs {
-				return true
-			}
+		if uint32(v>>32) == h && absPath(ss[uint32(v)-1].Main) == abs {
+			return true
 		}
 	}
 }
 
-// take adds abs, the main file of the session that will be ss[at].
+// take adds abs, the main file of the session ss[at].
 func (m *mainSet) take(abs string, at int) {
 	if (m.n+1)*8 > len(m.slots)*7 {
 		m.grow()
