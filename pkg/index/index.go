@@ -19,9 +19,10 @@
 //
 // Storage is bbolt (go.etcd.io/bbolt): one file, pure Go, small to build,
 // with readers sharing it under a shared file lock and one writer at a time
-// under an exclusive one. A run looks values up in a read-only view and
-// writes what it read in short write transactions (at the end, or every few
-// MiB), so that concurrent runs read side by side.
+// under an exclusive one. A run looks values up in a read-only view, keeps
+// what it read (in memory, and past spillAt in a spool on disk) and writes
+// it at its end in key order, in short write transactions, so that
+// concurrent runs read side by side.
 package index
 
 import (
@@ -30,10 +31,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -60,22 +59,22 @@ const headSize = 4 << 10
 // writing) before it goes on without the index.
 var lockWait = 250 * time.Millisecond
 
-// flushAt is how many bytes of new entries a run keeps before it writes
-// them, so that memory stays small over a large store, and flushBlobsAt
-// how many of them in large entries (blobMin). A write holds the entries,
-// and bbolt's pages for them, until it commits. The large ones are
-// appended to the blobs bucket, so a write of them costs what it writes
-// and writing them more often costs no time: a first stats over 3.2 GB
-// peaked at 66 MB with 4 MiB, 57 MB with 2 MiB, in the same 2.8-2.9 s.
-// Small entries go into the files bucket in no order, and each write
-// rewrites the leaves they fall in: over 100,000 sessions, writing them
-// 2 MiB at a time held more of the index in memory than 8 MiB did.
-var flushAt, flushBlobsAt = 8 << 20, 2 << 20
+// writeTouched is how much of the index a transaction of a write may read
+// through the mapping (fileResident, where the system says it) before it
+// commits, fewer than writeChunk entries then: the commit copies every
+// leaf the transaction changed from the mapping, and maps each again with
+// its neighbours. A write in key order of entries that fall far apart (a
+// run that found a fifth of 100,000 sessions new, in no order of the
+// index's) put each of a part into a leaf of its own, and held 14 MiB of
+// the index at each commit; a first run's entries go to the end of the
+// tree, and a part of them reads a few pages.
+var writeTouched int64 = 4 << 20
 
 // writeChunk is how many entries a write puts in one transaction, and
 // sheds the pages read for them (shed) before the next. The files of a run
-// are keyed by device and inode, in no order, so the entries of one write
-// fall into most leaves of the files bucket: a write of all of them at
+// are keyed by device and inode, in no order of the run's, so the entries
+// of a write that are not the first of the index fall into leaves all over
+// the files bucket: a write of all of them at
 // once read most of the tree through the mapping, and held a buffer for
 // each page it rewrote until it committed. At the close of a first stats
 // over 40,000 sessions, with the results being made, that was 6-10 MB of
@@ -218,13 +217,14 @@ type Index struct {
 	resident atomic.Int64
 	holdLess atomic.Bool // shed at half residentBytes (HoldLess)
 
-	pending map[string][]byte
-	runs    map[string][]byte // results of whole runs to store (StoreRun)
-	stale   [][]byte          // keys of entries whose file is gone, deleted with the next write
-	swept   bool              // stale holds a sweep: record its time with the next write
-	size    int               // bytes in pending
-	large   int               // bytes in pending in entries of blobMin bytes or more
-	broken  bool              // the file is unreadable: delete it on Close
+	pending   map[string][]byte
+	spool     *spool            // the entries pending past spillAt (nil: none yet)
+	unspooled bool              // a spool could not be made or written: its entries are dropped
+	runs      map[string][]byte // results of whole runs to store (StoreRun)
+	stale     [][]byte          // keys of entries whose file is gone, deleted with the next write
+	swept     bool              // stale holds a sweep: record its time with the next write
+	size      int               // bytes in pending
+	broken    bool              // the file is unreadable: delete it on Close
 
 	stats Stats
 }
@@ -418,6 +418,8 @@ func (ix *Index) Close() error {
 	defer ix.mu.Unlock()
 	ix.sweep(time.Now())
 	err := ix.flush(false)
+	ix.spool.close() // when flush had no index to write to
+	ix.spool = nil
 	ix.closeView()
 	if ix.broken {
 		os.Remove(ix.path)
@@ -452,7 +454,7 @@ func (ix *Index) closeViewLocked() {
 // after. Called with mu held. An index another run holds is not waited
 // for: the entries are dropped (the next run reads those files again).
 func (ix *Index) flush(reopen bool) (err error) {
-	if (len(ix.pending) == 0 && len(ix.runs) == 0 && !ix.swept) || ix.db == nil {
+	if (len(ix.pending) == 0 && ix.spool == nil && len(ix.runs) == 0 && !ix.swept) || ix.db == nil {
 		return nil
 	}
 	defer func() {
@@ -462,11 +464,22 @@ func (ix *Index) flush(reopen bool) (err error) {
 		}
 	}()
 	ix.closeView()
-	pending, stale, swept, runs := ix.pending, ix.stale, ix.swept, ix.runs
-	ix.pending, ix.size, ix.large, ix.stale, ix.swept, ix.runs = map[string][]byte{}, 0, 0, nil, false, nil
+	pending, sp, stale, swept, runs := ix.pending, ix.spool, ix.stale, ix.swept, ix.runs
+	ix.pending, ix.spool, ix.size, ix.stale, ix.swept, ix.runs = map[string][]byte{}, nil, 0, nil, false, nil
+	var src entrySource = newMapSource(pending)
+	if sp != nil {
+		defer sp.close()
+		err := sp.add(pending)
+		if err == nil {
+			src, err = sp.source()
+		}
+		if err != nil {
+			src = newMapSource(nil) // dropped: the next run reads those files again
+		}
+	}
 	db, mapped, err := openBolt(ix.path, &bolt.Options{Timeout: lockWait})
 	if err == nil {
-		err = ix.write(db, mapped, pending, stale, swept, runs)
+		err = ix.write(db, mapped, src, stale, swept, runs)
 		if cerr := db.Close(); err == nil {
 			err = cerr
 		}
@@ -479,48 +492,62 @@ func (ix *Index) flush(reopen bool) (err error) {
 	return err
 }
 
-// write puts the pending entries into db, writeChunk of them a
+// write puts the entries of src into db, writeChunk of them a
 // transaction, and in the last one deletes the stale entries (those of
-// pending excepted), stores the runs and, when swept, the sweep's time.
-func (ix *Index) write(db *bolt.DB, mapped int64, pending map[string][]byte, stale [][]byte, swept bool, runs map[string][]byte) error {
+// src excepted), stores the runs and, when swept, the sweep's time.
+func (ix *Index) write(db *bolt.DB, mapped int64, src entrySource, stale [][]byte, swept bool, runs map[string][]byte) error {
 	// in key order into pages filled to 90 %: entries put in random order
 	// leave half-empty pages (an index twice as large, and as much more
 	// mapped into memory)
-	keys := slices.Sorted(maps.Keys(pending))
-	for start := 0; ; start += writeChunk {
-		part := keys[min(start, len(keys)):min(start+writeChunk, len(keys))]
-		last := start+writeChunk >= len(keys)
-		err := db.Update(func(tx *bolt.Tx) error {
+	lim := writeLimit{mapped: mapped, first: -1}
+	for start := 0; ; {
+		keys, values, err := src.part(start, writeChunk)
+		if err != nil {
+			return err
+		}
+		put, last := len(keys), false // how many this transaction puts
+		err = db.Update(func(tx *bolt.Tx) error {
 			meta, files, blobs := tx.Bucket(bucketMeta), tx.Bucket(bucketFiles), tx.Bucket(bucketBlobs)
 			if meta == nil || files == nil || blobs == nil || !bytes.Equal(meta.Get(keySchema), ix.stamp) {
 				return errors.New("index: replaced by another build")
 			}
 			files.FillPercent = 0.9
 			blobs.FillPercent = 1 // only ever appended to
-			for i, k := range part {
+			lim.of(tx.Size())
+			var touched int64
+			base := fileResident()
+			for i, k := range keys {
 				if i > 0 && i%shedPuts == 0 {
+					if now := fileResident(); base >= 0 && now >= 0 {
+						touched += max(now-base, 0)
+					}
 					// safe inside the write: nothing is written to the
 					// file before it commits, and what the tree holds of
 					// the mapping is read again as it was
-					shed(db.Info().Data, tx.Size(), mapped)
+					shed(db.Info().Data, tx.Size(), lim.of(tx.Size()))
+					base = fileResident()
+					if touched >= writeTouched {
+						put = i
+						break
+					}
 				}
-				if err := dropBlob(files, blobs, []byte(k)); err != nil {
+				if err := dropBlob(files, blobs, k); err != nil {
 					return err
 				}
-				v, err := withBlob(blobs, pending[k])
+				v, err := withBlob(blobs, values[i])
 				if err != nil {
 					return err
 				}
-				if err := files.Put([]byte(k), v); err != nil {
+				if err := files.Put(k, v); err != nil {
 					return err
 				}
 			}
-			ix.stats.Written += len(part)
-			if !last {
+			ix.stats.Written += put
+			if last = start+put >= src.len(); !last {
 				return nil
 			}
 			for _, k := range stale {
-				if _, written := pending[string(k)]; written {
+				if src.has(k) {
 					continue // read again by this run: its entry is new
 				}
 				if err := dropBlob(files, blobs, k); err != nil {
@@ -542,12 +569,33 @@ func (ix *Index) write(db *bolt.DB, mapped int64, pending map[string][]byte, sta
 		if err != nil || last {
 			return err
 		}
+		start += put
 		// the pages this part read go before the next part reads more
 		db.View(func(tx *bolt.Tx) error {
-			shed(db.Info().Data, tx.Size(), mapped)
+			shed(db.Info().Data, tx.Size(), lim.of(tx.Size()))
 			return nil
 		})
 	}
+}
+
+// writeLimit is how much of the mapping of a db a write holds open a shed
+// may drop: what it mapped when it was opened (openBolt) and, once the
+// write has grown the data past the size its first transaction found,
+// all of it: bbolt maps a page before it hands it out, and the mapping
+// only grows. Without it the pages past the first size were never shed:
+// a first stats over 100,000 sessions, whose entries are all new and go
+// to the end of the file, held 20 MiB of the index at the end of its
+// write.
+type writeLimit struct{ mapped, first int64 }
+
+func (l *writeLimit) of(size int64) int64 {
+	if l.first < 0 {
+		l.first = size
+	}
+	if size > l.first {
+		return max(l.mapped, size)
+	}
+	return l.mapped
 }
 
 // sweep collects, when the last sweep is sweepEvery old, the keys of the
@@ -657,7 +705,7 @@ func (ix *Index) GetFile(path string, id *FileID, kind Kind, tag string, read Re
 		v, _, _, err := read(nil, 0)
 		return v, err
 	}
-	var kb [17]byte
+	var kb [keyLen]byte
 	kb[0] = byte(kind)
 	binary.BigEndian.PutUint64(kb[1:9], id.Dev)
 	binary.BigEndian.PutUint64(kb[9:17], id.Ino)
@@ -806,8 +854,8 @@ func (ix *Index) shedView(vt viewTx) {
 // back the pages of the index the run's look-ups mapped: for a caller done
 // looking files up, with more to do before it closes the index. A look-up
 // maps the pages around its own too, so the look-ups since the last shed
-// (shedEvery, shedBytes) can hold megabytes, and a write reads most of the
-// files bucket (writeChunk): at the end of a first stats over 40,000
+// (shedEvery, shedBytes) can hold megabytes, and a write reads leaves of
+// the files bucket (writeChunk, writeTouched): at the end of a first stats over 40,000
 // sessions, which then merged the requests and made the results, its
 // peak, that was 6-8 MB of the view and then 3-5 MB of the write at its
 // close. Look-ups may still follow; they map again what they read.
@@ -817,7 +865,7 @@ func (ix *Index) Flush() error {
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	if len(ix.pending) > 0 {
+	if len(ix.pending) > 0 || ix.spool != nil {
 		// the view is closed, and opened anew after the write
 		return ix.flush(true)
 	}
@@ -882,11 +930,25 @@ func (ix *Index) put(key []byte, e *entry) {
 	}
 	k := string(key)
 	ix.size += len(b) - len(ix.pending[k])
-	ix.large += largeLen(b) - largeLen(ix.pending[k])
 	ix.pending[k] = b
-	if ix.size >= flushAt || ix.large >= flushBlobsAt {
-		ix.flush(true)
+	if ix.size >= spillAt {
+		ix.spill()
 	}
+}
+
+// spill appends the pending entries to the run's spool, made on the first
+// spill; when it cannot be made or written, the run's entries up to now
+// are dropped (the next run reads those files again). Called with mu held.
+func (ix *Index) spill() {
+	if ix.spool == nil && !ix.unspooled {
+		sp, err := makeSpool(spoolDir(ix.path))
+		ix.spool, ix.unspooled = sp, err != nil
+	}
+	if ix.spool != nil && ix.spool.add(ix.pending) != nil {
+		ix.spool.close()
+		ix.spool, ix.unspooled = nil, true
+	}
+	ix.pending, ix.size = map[string][]byte{}, 0
 }
 
 // hashes sets e's head and tail hashes from the file; false when the file
@@ -1112,15 +1174,6 @@ func withBlob(blobs *bolt.Bucket, v []byte) ([]byte, error) {
 	out = append(append(out, head...), key...)
 	out[1] |= inBlob
 	return out, nil
-}
-
-// largeLen is the length of the encoded entry b when its body goes to the
-// blobs bucket, else 0.
-func largeLen(b []byte) int {
-	if _, _, _, body, ok := entryHead(b); ok && len(body) >= blobMin {
-		return len(b)
-	}
-	return 0
 }
 
 // dropBlob deletes the blob of the entry stored under key, if it has one:

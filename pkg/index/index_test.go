@@ -237,9 +237,12 @@ func TestReadersShareAndWritesWait(t *testing.T) {
 	c.Close()
 }
 
-func TestFlushKeepsMemorySmall(t *testing.T) {
-	defer func(n int) { flushAt = n }(flushAt)
-	flushAt = 1 // write after every entry
+// Past spillAt a run's entries wait in its spool, not in memory, and are
+// all written at its close, in key order; the spool leaves nothing in the
+// index's directory.
+func TestSpillKeepsMemorySmall(t *testing.T) {
+	defer func(n int) { spillAt = n }(spillAt)
+	spillAt = 1 // spill after every entry
 	dir, data := t.TempDir(), t.TempDir()
 	ix := Open(dir)
 	var rs []*reader
@@ -249,10 +252,23 @@ func TestFlushKeepsMemorySmall(t *testing.T) {
 		rs = append(rs, &reader{path: p})
 		get(t, ix, rs[i])
 	}
-	if st := ix.Stats(); st.Written != 20 || len(ix.pending) != 0 {
-		t.Fatalf("%+v, %d pending", st, len(ix.pending))
+	get(t, ix, rs[3]) // spooled, not seen: read again, and spooled again
+	if st := ix.Stats(); st.Written != 0 || len(ix.pending) != 0 || ix.spool == nil || len(ix.spool.recs) != 21 {
+		t.Fatalf("%+v, %d pending, spool %+v", st, len(ix.pending), ix.spool)
+	}
+	if names := dirNames(t, dir); runtime.GOOS != "windows" && fmt.Sprint(names) != "[index.db]" {
+		t.Errorf("the index's directory holds %v", names)
 	}
 	ix.Close()
+	if st := ix.Stats(); st.Written != 20 {
+		t.Fatalf("%+v: want 20 written, each once", st)
+	}
+	if names := dirNames(t, dir); fmt.Sprint(names) != "[index.db]" {
+		t.Errorf("the index's directory holds %v after the close", names)
+	}
+	if n := keys(t, dir, bucketFiles); n != 20 {
+		t.Errorf("%d entries, want 20", n)
+	}
 	ix = Open(dir)
 	for _, r := range rs {
 		if _, from := get(t, ix, r); from != -1 {
@@ -290,10 +306,6 @@ func TestSummaryTitlesStoredCollapsed(t *testing.T) {
 func TestNewIndexIsNotSwept(t *testing.T) {
 	defer func(d time.Duration) { sweepEvery = d }(sweepEvery)
 	sweepEvery = 24 * time.Hour
-	// written at once, so that the run's view holds the entry at its close,
-	// as a run that wrote more than flushAt does
-	defer func(n int) { flushAt = n }(flushAt)
-	flushAt = 1
 	dir, data := t.TempDir(), t.TempDir()
 	p := filepath.Join(data, "gone.jsonl")
 	if err := os.WriteFile(p, []byte("gone\n"), 0o600); err != nil {
@@ -301,6 +313,10 @@ func TestNewIndexIsNotSwept(t *testing.T) {
 	}
 	ix := Open(dir)
 	get(t, ix, &reader{path: p})
+	// written now, so that the run's view holds the entry at its close
+	if err := ix.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	os.Remove(p)
 	ix.Close()
 	if st := ix.Stats(); st.Swept != 0 {
@@ -453,9 +469,9 @@ func TestShedByBytes(t *testing.T) {
 // Look-ups from many goroutines share one index while entries are written
 // in the middle of the run (each write closes and reopens the view).
 func TestConcurrentLookups(t *testing.T) {
-	oldFlush, oldShed := flushAt, shedEvery
-	flushAt, shedEvery = 2<<10, 7
-	defer func() { flushAt, shedEvery = oldFlush, oldShed }()
+	oldFlush, oldShed := spillAt, shedEvery
+	spillAt, shedEvery = 2<<10, 7
+	defer func() { spillAt, shedEvery = oldFlush, oldShed }()
 	dir, data := t.TempDir(), t.TempDir()
 	var paths []string
 	for i := range 200 {
@@ -944,4 +960,18 @@ func mappedRSS(t *testing.T, path string) int {
 		t.Fatal("cannot read /proc/self/smaps")
 	}
 	return kb
+}
+
+// dirNames lists dir's names, sorted.
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, de := range des {
+		names = append(names, de.Name())
+	}
+	return names
 }
