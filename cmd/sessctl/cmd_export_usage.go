@@ -141,7 +141,7 @@ func countedRequests(ctx context.Context, env *appEnv, roots []string, agent ses
 	grow, restore := boundGrowing(ss, perSession)
 	defer restore()
 	cwds := projectPaths(ss, ix)
-	rq, err := stats.CountedRequests(ctx, ss, nil, readRoomy(ix, grow))
+	rq, err := stats.CountedRequests(ctx, ss, nil, readRoomy(ix, grow, len(ss)))
 	closeIndex(ix)
 	resident.ShedExecutable() // the scan's
 	if err != nil {

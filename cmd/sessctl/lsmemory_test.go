@@ -142,7 +142,7 @@ func TestReadRoomy(t *testing.T) {
 		if _, err := ix.ReadUsage(context.Background(), &rd, before, a, sc, usage.Carries); err != nil || missed(ix) != 1 {
 			t.Fatalf("a miss before the scan: %d misses, %v", missed(ix), err)
 		}
-		read := readRoomy(ix, grow)
+		read := readRoomy(ix, grow, len(ss))
 		for i, p := range paths {
 			if _, err := read(context.Background(), &rd, p, a, sc, usage.Carries|usage.CCUsage); err != nil {
 				t.Fatal(err)
@@ -236,5 +236,21 @@ func TestAfterMisses(t *testing.T) {
 	}
 	if afterMisses(nil, nil, paceMisses, func() { t.Fatal("unpaced without the index") }) != nil {
 		t.Fatal("without the index the read is wrapped")
+	}
+}
+
+// A run takes room and pace for filling the index after k misses, and
+// where the index holds less of itself after a quarter of its sessions.
+func TestFillingMisses(t *testing.T) {
+	for _, c := range []struct{ n, k, want int }{
+		{10, 500, 500},
+		{holdLessFrom - 1, 16, 16},
+		{holdLessFrom, 16, holdLessFrom / 4},
+		{100_000, 500, 25_000},
+		{holdLessFrom, 1 << 20, 1 << 20},
+	} {
+		if got := fillingMisses(c.n, c.k); got != c.want {
+			t.Errorf("fillingMisses(%d, %d) = %d, want %d", c.n, c.k, got, c.want)
+		}
 	}
 }
