@@ -578,11 +578,11 @@ func (ix *Index) write(db *bolt.DB, mapped int64, src entrySource, stale [][]byt
 	}
 }
 
-// writeLimit is how much of the mapping of a db a write holds open a shed
-// may drop: what it mapped when it was opened (openBolt) and, once the
-// write has grown the data past the size its first transaction found,
-// all of it: bbolt maps a page before it hands it out, and the mapping
-// only grows. Without it the pages past the first size were never shed:
+// writeLimit says how much of the mapping of the db a write holds open a
+// shed may drop: what was mapped when the db was opened (openBolt) and,
+// once the write has grown the data past the size its first transaction
+// found, all of it, for bbolt maps a page before it hands it out, and the
+// mapping only grows. Without it the pages past the first size were never shed:
 // a first stats over 100,000 sessions, whose entries are all new and go
 // to the end of the file, held 20 MiB of the index at the end of its
 // write.

@@ -3,7 +3,9 @@ package index
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -17,7 +19,7 @@ const keyLen = 17
 // spillAt is how many bytes of new entries a run holds in memory before it
 // appends them to its spool, and the run's entries are written to the
 // index only when the run flushes or closes, all at once and in key order
-// (writeSpooled).
+// (Index.flush).
 //
 // Entries are keyed by device and inode, which follow neither the order a
 // run reads its files in nor any other it has, so a run that wrote its
@@ -30,11 +32,11 @@ const keyLen = 17
 // into as few leaves as they can.
 var spillAt = 1 << 20
 
-// spool holds the entries a run has spilled, in a file of the index's
-// directory that has no name (removed as soon as it is made, where the
-// system allows: a run that dies leaves nothing behind), each entry's key
-// and where its value lies in memory: 32 bytes an entry, and no pointers
-// for the collector to follow.
+// spool holds the entries a run has spilled: their values in a file of the
+// index's directory that has no name (removed as soon as it is made, where
+// the system allows: a run that dies leaves nothing behind), and in memory
+// each entry's key and where its value lies: 32 bytes an entry, and no
+// pointers for the collector to follow.
 type spool struct {
 	f    *os.File
 	size int64
@@ -67,8 +69,8 @@ func newSpool(dir string) (*spool, error) {
 // add appends the entries of pending.
 func (s *spool) add(pending map[string][]byte) error {
 	for k, v := range pending {
-		if len(k) != keyLen {
-			continue // not made by GetFile: never the case
+		if len(k) != keyLen || int64(len(v)) > math.MaxUint32 {
+			continue // not made by GetFile, or past any entry's size: never the case
 		}
 		if _, err := s.w.Write(v); err != nil {
 			return err
@@ -106,7 +108,7 @@ func (s *spool) source() (*spoolSource, error) {
 		if c := bytes.Compare(a.key[:], b.key[:]); c != 0 {
 			return c
 		}
-		return int(min(max(a.off-b.off, -1), 1))
+		return cmp.Compare(a.off, b.off)
 	})
 	kept := recs[:0]
 	for i, r := range recs {

@@ -3,10 +3,8 @@ package index
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -93,12 +91,9 @@ func TestSpoolNotMade(t *testing.T) {
 	}
 	dir, data := t.TempDir(), t.TempDir()
 	ix := Open(dir)
-	var rs []*reader
-	for i := range 5 {
-		p := filepath.Join(data, fmt.Sprintf("f%d.jsonl", i))
-		os.WriteFile(p, []byte(strings.Repeat("x", i)+"\n"), 0o600)
-		rs = append(rs, &reader{path: p})
-		get(t, ix, rs[i])
+	rs := lineFiles(data, "f", 5, 1)
+	for _, r := range rs {
+		get(t, ix, r)
 	}
 	if tries != 1 {
 		t.Errorf("the spool was tried %d times, want once", tries)
@@ -153,12 +148,8 @@ func TestWriteCommitsWhenTouched(t *testing.T) {
 			ix := Open(dir)
 			ix = reopen(t, ix, dir)
 			before := lastTx(t, dir)
-			var rs []*reader
-			for i := range 30 {
-				p := filepath.Join(data, fmt.Sprintf("f%d.jsonl", i))
-				os.WriteFile(p, []byte(strings.Repeat("w", i)+"\n"), 0o600)
-				rs = append(rs, &reader{path: p})
-				get(t, ix, rs[i])
+			for _, r := range lineFiles(data, "f", 30, 1) {
+				get(t, ix, r)
 			}
 			ix.Close()
 			if n := lastTx(t, dir) - before; n != tc.txs {
