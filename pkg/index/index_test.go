@@ -73,6 +73,17 @@ func reopen(t *testing.T, ix *Index, dir string) *Index {
 }
 
 func TestGetKnowsUnchangedGrownRenamedAndRewrittenFiles(t *testing.T) {
+	// as a run of a few files, and as one whose entries are spooled
+	for _, spill := range []int{spillAt, 1} {
+		t.Run(fmt.Sprint("spill at ", spill), func(t *testing.T) {
+			defer func(n int) { spillAt = n }(spillAt)
+			spillAt = spill
+			getKnows(t)
+		})
+	}
+}
+
+func getKnows(t *testing.T) {
 	dir, data := t.TempDir(), t.TempDir()
 	ix := Open(dir)
 	if ix == nil {
@@ -331,6 +342,17 @@ func TestNewIndexIsNotSwept(t *testing.T) {
 // a renamed file (a rotation) keeps its entry when a run has looked it up
 // under its new name, even though its old name now holds another file.
 func TestSweepDropsTheEntriesOfGoneFiles(t *testing.T) {
+	// as a run of a few files, and as one whose entries are spooled
+	for _, spill := range []int{spillAt, 1} {
+		t.Run(fmt.Sprint("spill at ", spill), func(t *testing.T) {
+			defer func(n int) { spillAt = n }(spillAt)
+			spillAt = spill
+			sweepRun(t)
+		})
+	}
+}
+
+func sweepRun(t *testing.T) {
 	defer func(d time.Duration) { sweepEvery = d }(sweepEvery)
 	sweepEvery = 24 * time.Hour
 	dir, data := t.TempDir(), t.TempDir()
@@ -383,6 +405,7 @@ func TestSweepDropsTheEntriesOfGoneFiles(t *testing.T) {
 			t.Errorf("%s: read from %d after the sweep", filepath.Base(r.path), from)
 		}
 	}
+
 }
 
 // Shedding the read pages of the view after every look-up changes no
