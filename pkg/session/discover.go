@@ -58,7 +58,7 @@ func (r FileRole) MarshalText() ([]byte, error) {
 
 // UnmarshalText reads a role's name.
 func (r *FileRole) UnmarshalText(b []byte) error {
-	v, ok := ParseFileRole(string(b))
+	v, ok := parseFileRole(string(b))
 	if !ok {
 		return fmt.Errorf("session: no file role %q", b)
 	}
@@ -66,8 +66,8 @@ func (r *FileRole) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// ParseFileRole returns the role of a name String gives.
-func ParseFileRole(name string) (FileRole, bool) {
+// parseFileRole returns the role of a name String gives.
+func parseFileRole(name string) (FileRole, bool) {
 	for i, n := range fileRoleNames {
 		if n == name {
 			return FileRole(i), true

@@ -640,7 +640,7 @@ func readSnapshotSessions(d *snapDecoder, sn *snapshot, stale *atomic.Bool) erro
 		for j := 0; j < nf && d.err == nil; j++ {
 			f := File{Path: d.of(s.Main)}
 			var ok bool
-			if f.Role, ok = ParseFileRole(d.interned()); !ok {
+			if f.Role, ok = parseFileRole(d.interned()); !ok {
 				return errSnapshot
 			}
 			f.Size = int64(d.uint())
