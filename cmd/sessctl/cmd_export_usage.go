@@ -144,7 +144,7 @@ func countedRequests(ctx context.Context, env *appEnv, roots []string, agent ses
 	// its room after limitMisses misses, however many sessions: waiting for
 	// a quarter of them (as stats does over many) took a first export over
 	// 100,000 sessions from 125.7 to 138.6 MiB (paired)
-	rq, err := stats.CountedRequests(ctx, ss, nil, readRoomy(ix, grow, 0))
+	rq, err := stats.CountedRequests(ctx, ss, nil, readRoomy(ix, grow, limitMisses))
 	closeIndex(ix)
 	resident.ShedExecutable() // the scan's
 	if err != nil {

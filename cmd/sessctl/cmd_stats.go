@@ -327,12 +327,12 @@ func boundGrowing(ss []*session.Session, perSession int64) (grow, restore func()
 const indexWriteRoom = 4 << 20
 
 // readRoomy reads a file's usage through ix, and calls grow (from
-// boundScanMemory) once the index has missed fillingMisses(n, limitMisses)
-// files read so, in a run over n sessions: a warm run reads only the few
+// boundScanMemory) once the index has missed misses files read so
+// (limitMisses, or fillingMisses of it): a warm run reads only the few
 // files that changed. What the index missed before (the heads --by
 // project reads) does not count.
-func readRoomy(ix *index.Index, grow func(), n int) stats.ReadFile {
-	return afterMisses(ix, ix.ReadUsage, fillingMisses(n, limitMisses), grow)
+func readRoomy(ix *index.Index, grow func(), misses int) stats.ReadFile {
+	return afterMisses(ix, ix.ReadUsage, misses, grow)
 }
 
 // fillingMisses is how many files the index may miss in a run over n
@@ -454,7 +454,7 @@ func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt s
 	// or by model are made of the requests themselves, which the index's
 	// memo of whole runs does not keep: those runs are worked out whole
 	byRequests := opt.by == stats.ByDay || opt.by == stats.ByModel
-	read := readRoomy(ix, grow, len(ss))
+	read := readRoomy(ix, grow, fillingMisses(len(ss), limitMisses))
 	if len(ss) >= holdLessFrom {
 		ix.HoldLess()
 	}

@@ -142,7 +142,7 @@ func TestReadRoomy(t *testing.T) {
 		if _, err := ix.ReadUsage(context.Background(), &rd, before, a, sc, usage.Carries); err != nil || missed(ix) != 1 {
 			t.Fatalf("a miss before the scan: %d misses, %v", missed(ix), err)
 		}
-		read := readRoomy(ix, grow, len(ss))
+		read := readRoomy(ix, grow, limitMisses)
 		for i, p := range paths {
 			if _, err := read(context.Background(), &rd, p, a, sc, usage.Carries|usage.CCUsage); err != nil {
 				t.Fatal(err)

@@ -941,7 +941,7 @@ func (ix *Index) put(key []byte, e *entry) {
 // are dropped (the next run reads those files again). Called with mu held.
 func (ix *Index) spill() {
 	if ix.spool == nil && !ix.unspooled {
-		sp, err := makeSpool(spoolDir(ix.path))
+		sp, err := makeSpool(filepath.Dir(ix.path)) // the index's own directory
 		ix.spool, ix.unspooled = sp, err != nil
 	}
 	if ix.spool != nil && ix.spool.add(ix.pending) != nil {

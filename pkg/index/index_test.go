@@ -72,13 +72,16 @@ func reopen(t *testing.T, ix *Index, dir string) *Index {
 	return ix
 }
 
-func TestGetKnowsUnchangedGrownRenamedAndRewrittenFiles(t *testing.T) {
-	// as a run of a few files, and as one whose entries are spooled
+func TestGetKnowsUnchangedGrownRenamedAndRewrittenFiles(t *testing.T) { spoolingOrNot(t, getKnows) }
+
+// spoolingOrNot runs test as a run of a few files, and as one whose
+// entries are all spooled.
+func spoolingOrNot(t *testing.T, test func(t *testing.T)) {
 	for _, spill := range []int{spillAt, 1} {
 		t.Run(fmt.Sprint("spill at ", spill), func(t *testing.T) {
 			defer func(n int) { spillAt = n }(spillAt)
 			spillAt = spill
-			getKnows(t)
+			test(t)
 		})
 	}
 }
@@ -341,16 +344,7 @@ func TestNewIndexIsNotSwept(t *testing.T) {
 // The entries of deleted files are dropped by the sweep, once it is due;
 // a renamed file (a rotation) keeps its entry when a run has looked it up
 // under its new name, even though its old name now holds another file.
-func TestSweepDropsTheEntriesOfGoneFiles(t *testing.T) {
-	// as a run of a few files, and as one whose entries are spooled
-	for _, spill := range []int{spillAt, 1} {
-		t.Run(fmt.Sprint("spill at ", spill), func(t *testing.T) {
-			defer func(n int) { spillAt = n }(spillAt)
-			spillAt = spill
-			sweepRun(t)
-		})
-	}
-}
+func TestSweepDropsTheEntriesOfGoneFiles(t *testing.T) { spoolingOrNot(t, sweepRun) }
 
 func sweepRun(t *testing.T) {
 	defer func(d time.Duration) { sweepEvery = d }(sweepEvery)

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"math"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 )
@@ -199,6 +198,3 @@ func (s *spoolSource) has(key []byte) bool {
 	_, ok := slices.BinarySearchFunc(s.recs, key, func(r spoolRec, k []byte) int { return bytes.Compare(r.key[:], k) })
 	return ok
 }
-
-// spoolDir is the directory an index's spool is made in: the index's own.
-func spoolDir(indexPath string) string { return filepath.Dir(indexPath) }
