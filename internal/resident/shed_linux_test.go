@@ -1,6 +1,7 @@
 package resident
 
 import (
+	"debug/elf"
 	"fmt"
 	"os"
 	"os/exec"
@@ -36,19 +37,115 @@ func TestReadOnlyOf(t *testing.T) {
 	}
 }
 
-// An executable that is not static (a test binary built with -race, or
-// with cgo) is left as it is: its read-only mappings may hold pages the
-// dynamic linker wrote.
-func TestShedLeavesDynamicExecutable(t *testing.T) {
-	if static() {
-		t.Log("this test binary is static: nothing to check here (TestShedStaticExecutable is)")
-		return
+// Of the executable's mappings, only those private, without write access
+// and holding no page of their own (Anonymous: 0 kB) are shed: a read-only
+// part the dynamic linker wrote (RELRO) holds pages of its own.
+func TestSheddable(t *testing.T) {
+	const smaps = `00400000-00fb0000 r-xp 00000000 fe:00 1234 /usr/bin/sessctl
+Size:              11968 kB
+Rss:                9152 kB
+Anonymous:             0 kB
+VmFlags: rd ex mr mw me dw sd
+00fb0000-0232d000 r--p 00bb0000 fe:00 1234 /usr/bin/sessctl
+Rss:                8884 kB
+Anonymous:             0 kB
+VmFlags: rd mr mw me dw sd
+0232d000-0232f000 r--p 01f2d000 fe:00 1234 /usr/bin/sessctl
+Rss:                   8 kB
+Anonymous:             8 kB
+VmFlags: rd mr mw me ac sd
+0232f000-02431000 rw-p 01f2f000 fe:00 1234 /usr/bin/sessctl
+Rss:                 528 kB
+Anonymous:             0 kB
+02431000-02440000 r--p 00000000 fe:00 1234 /usr/bin/sessctl
+Rss:                   4 kB
+02440000-02450000 r-xp 00000000 fe:00 9999 /usr/lib/libc.so.6
+Rss:                  64 kB
+Anonymous:             0 kB
+7ffd1000-7ffd3000 r-xp 00000000 00:00 0 [vdso]
+Anonymous:             0 kB
+`
+	got, err := sheddable(strings.NewReader(smaps), unix.Mkdev(0xfe, 0), 1234)
+	if err != nil {
+		t.Fatal(err)
 	}
-	ExecutableKB()
-	before := ExecutableKB()
-	ShedExecutable()
-	if after := ExecutableKB(); after < before/2 {
-		t.Errorf("an executable that is not static was shed: %d kB before, %d after", before, after)
+	// the code and the read-only data; not the relocated read-only part
+	// (8 kB of its own), the data, a mapping of no Anonymous count,
+	// another file or the vdso
+	want := []span{{0x400000, 0xfb0000}, {0xfb0000, 0x232d000}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("sheddable: %x, want %x", got, want)
+	}
+}
+
+// buildShedprog builds testdata/shedprog into a temporary directory with
+// cgo as given and the extra build flags, and runs it: what it printed,
+// the kB of its executable resident before and after its shed.
+func buildShedprog(t *testing.T, cgo string, flags ...string) (bin string, before, after int) {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("ShedExecutable works on Linux only")
+	}
+	bin = filepath.Join(t.TempDir(), "shedprog")
+	build := exec.Command("go", append(append([]string{"build", "-o", bin}, flags...), "./testdata/shedprog/main.go")...)
+	build.Env = append(os.Environ(), "CGO_ENABLED="+cgo)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("shedprog: %v\n%s", err, stderr.String())
+	}
+	if _, err := fmt.Sscan(strings.TrimSpace(string(out)), &before, &after); err != nil {
+		t.Fatalf("shedprog printed %q", out)
+	}
+	t.Logf("%d kB of the executable resident before the shed, %d after", before, after)
+	return bin, before, after
+}
+
+// progTypes returns the types of the program headers of the ELF file bin.
+func progTypes(t *testing.T, bin string) map[elf.ProgType]bool {
+	t.Helper()
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	types := map[elf.ProgType]bool{}
+	for _, p := range f.Progs {
+		types[p.Type] = true
+	}
+	return types
+}
+
+// An executable linked to libc (as a plain `go build` links sessctl where
+// gcc is found) is shed too, and goes on calling into libc afterwards:
+// linked by Go's own linker, and by gcc with its relocations made at load
+// and then read-only (RELRO, -z now), which it must keep.
+func TestShedDynamicExecutable(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("no gcc: cgo cannot build here")
+	}
+	for _, c := range []struct {
+		name  string
+		flags []string
+		has   elf.ProgType
+	}{
+		{"internal linking", nil, elf.PT_INTERP},
+		{"gcc, RELRO", []string{"-ldflags=-linkmode=external -extldflags=-Wl,-z,relro,-z,now"}, elf.PT_GNU_RELRO},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			bin, before, after := buildShedprog(t, "1", c.flags...)
+			if !progTypes(t, bin)[c.has] {
+				t.Fatalf("shedprog built with cgo has no %v program header", c.has)
+			}
+			if before-after < 512 {
+				t.Errorf("%d kB of the executable resident before the shed, %d after", before, after)
+			}
+		})
 	}
 }
 
@@ -56,24 +153,10 @@ func TestShedLeavesDynamicExecutable(t *testing.T) {
 // program goes on (it maps again what it runs). The program is built
 // static, as `make build` builds sessctl.
 func TestShedStaticExecutable(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("ShedExecutable works on Linux only")
+	bin, before, after := buildShedprog(t, "0")
+	if types := progTypes(t, bin); types[elf.PT_INTERP] || types[elf.PT_DYNAMIC] {
+		t.Fatalf("shedprog built without cgo is not static")
 	}
-	bin := filepath.Join(t.TempDir(), "shedprog")
-	build := exec.Command("go", "build", "-o", bin, "./testdata/shedprog/main.go")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	out, err := exec.Command(bin).Output()
-	if err != nil {
-		t.Fatalf("shedprog: %v", err)
-	}
-	var before, after int
-	if _, err := fmt.Sscan(strings.TrimSpace(string(out)), &before, &after); err != nil {
-		t.Fatalf("shedprog printed %q", out)
-	}
-	t.Logf("%d kB of the executable resident before the shed, %d after", before, after)
 	// the measuring maps again its own pages (and 64 KiB around each)
 	if before-after < 512 {
 		t.Errorf("%d kB of the executable resident before the shed, %d after", before, after)
