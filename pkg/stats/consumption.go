@@ -290,24 +290,36 @@ func consumption(ctx context.Context, ss []*session.Session, progress Progress, 
 // merged, until its result is made: small, and with no pointers for the
 // collector to follow (see scanPlan), for the scan holds one for each
 // session of the store (a SessionUsage is 464 bytes, most of them its
-// totals, which only the end of the scan knows).
+// totals, which only the end of the scan knows). What most sessions never
+// have (lines rejected or counted apart from ccusage, damaged lines,
+// errors, Codex's per-response records) is in a sessRare of its own: 40
+// bytes a session instead of 80, 4 MB over 100,000 sessions.
 type sessAcc struct {
-	context, window                 int64
-	perResponseView, cumulativeView int64
-	project, cwd, contextSource     uint32 // the scan's intern.Table
-	usageLines, rejected            int32
-	sessctlOnly, ccusageOnly        int32
-	corrupt, perResponse            int32
-	lines                           uint32 // 1 + its place in the scan's sessLines, 0: none (rare)
-	ccusageView                     bool
-	direct                          bool // its requests counted as its file was merged (TallyFile)
+	context, window             int64
+	project, cwd, contextSource uint32 // the scan's intern.Table
+	usageLines                  int32
+	rare                        uint32 // 1 + its place in the scan's sessRare, 0: none
+	ccusageView                 bool
+	direct                      bool // its requests counted as its file was merged (TallyFile)
 }
 
-// sessLines are the lines a session could not count, or counted apart
-// from ccusage, and the errors that stopped the reading of its files.
-type sessLines struct {
-	rejected, sessctl []FileDrop
-	errors            []string
+// sessRare is what the scan gathers of a session that few have: the
+// counts of lines it could not count, counted apart from ccusage or found
+// damaged, and of its per-response records; those lines themselves, and
+// the errors that stopped the reading of its files.
+type sessRare struct {
+	perResponseView, cumulativeView int64
+	rejected, sessctlOnly           int32
+	ccusageOnly, corrupt            int32
+	perResponse                     int32
+	rejectedLines, sessctlLines     []FileDrop
+	errors                          []string
+}
+
+// rareIn reports whether fu says anything a sessRare holds.
+func rareIn(fu *usage.FileUsage, err error) bool {
+	return err != nil || fu.RejectedCount != 0 || fu.SessctlOnly != 0 || fu.CCUsageOnly != 0 || fu.Corrupt != 0 ||
+		len(fu.Rejected) > 0 || len(fu.SessctlOnlyLines) > 0 || fu.Class&usage.Copy == 0 && fu.PerResponse > 0
 }
 
 // consume is the scan under Consumption: once every file of ss is read and
@@ -364,13 +376,13 @@ func consume(ctx context.Context, ss []*session.Session, progress Progress, read
 	for k, j := range plan.jobs {
 		files[k] = j.path
 	}
-	var lines []*sessLines
-	more := func(a *sessAcc) *sessLines {
-		if a.lines == 0 {
-			lines = append(lines, &sessLines{})
-			a.lines = uint32(len(lines))
+	var rare []*sessRare
+	more := func(a *sessAcc) *sessRare {
+		if a.rare == 0 {
+			rare = append(rare, &sessRare{})
+			a.rare = uint32(len(rare))
 		}
-		return lines[a.lines-1]
+		return rare[a.rare-1]
 	}
 	// each session's tally: made only once a session is counted as its
 	// file is merged (direct), or for a merge that tallies every session
@@ -396,24 +408,27 @@ func consume(ctx context.Context, ss []*session.Session, progress Progress, read
 	}
 	sc, err := scanUsage(ctx, plan, progress, read, seen, tally, func(sess int, fu *usage.FileUsage, err error) {
 		a := &acc[sess]
-		if err != nil {
-			more(a).errors = append(more(a).errors, fmt.Sprintf("%s: %v", fu.Path, err))
-		}
 		a.usageLines += int32(fu.UsageLines)
-		a.rejected += int32(fu.RejectedCount)
-		a.sessctlOnly += int32(fu.SessctlOnly)
-		a.ccusageOnly += int32(fu.CCUsageOnly)
-		a.corrupt += int32(fu.Corrupt)
-		if fu.Class&usage.Copy == 0 && fu.PerResponse > 0 {
-			a.perResponse += int32(fu.PerResponse)
-			a.perResponseView += fu.PerResponseView
-			a.cumulativeView += fu.CumulativeView
-		}
-		for _, d := range fu.Rejected {
-			more(a).rejected = append(more(a).rejected, FileDrop{fu.Path, d})
-		}
-		for _, d := range fu.SessctlOnlyLines {
-			more(a).sessctl = append(more(a).sessctl, FileDrop{fu.Path, d})
+		if rareIn(fu, err) {
+			r := more(a)
+			if err != nil {
+				r.errors = append(r.errors, fmt.Sprintf("%s: %v", fu.Path, err))
+			}
+			r.rejected += int32(fu.RejectedCount)
+			r.sessctlOnly += int32(fu.SessctlOnly)
+			r.ccusageOnly += int32(fu.CCUsageOnly)
+			r.corrupt += int32(fu.Corrupt)
+			if fu.Class&usage.Copy == 0 && fu.PerResponse > 0 {
+				r.perResponse += int32(fu.PerResponse)
+				r.perResponseView += fu.PerResponseView
+				r.cumulativeView += fu.CumulativeView
+			}
+			for _, d := range fu.Rejected {
+				r.rejectedLines = append(r.rejectedLines, FileDrop{fu.Path, d})
+			}
+			for _, d := range fu.SessctlOnlyLines {
+				r.sessctlLines = append(r.sessctlLines, FileDrop{fu.Path, d})
+			}
 		}
 		if fu.Class&usage.CCUsage != 0 {
 			a.ccusageView = true
@@ -447,16 +462,16 @@ func consume(ctx context.Context, ss []*session.Session, progress Progress, read
 		a, m := &acc[i], meta[i]
 		su := &SessionUsage{Agent: plan.agentOf(i), ID: plan.tab.str(m.id), Project: names.Name(a.project), CWD: names.Name(a.cwd), Main: plan.tab.str(m.main),
 			Files: make([]string, count[i]), Context: a.context, ContextSource: names.Name(a.contextSource), Window: a.window,
-			PerResponse: int(a.perResponse), PerResponseView: a.perResponseView, CumulativeView: a.cumulativeView,
-			UsageLines: int(a.usageLines), Rejected: int(a.rejected), SessctlOnly: int(a.sessctlOnly),
-			CCUsageOnly: int(a.ccusageOnly), Corrupt: int(a.corrupt), ccusageView: a.ccusageView}
+			UsageLines: int(a.usageLines), ccusageView: a.ccusageView}
 		for k := range su.Files {
 			su.Files[k] = plan.tab.str(files[start[i]+int32(k)])
 		}
-		if a.lines != 0 {
-			l := lines[a.lines-1]
-			su.RejectedLines, su.SessctlLines, su.Errors = l.rejected, l.sessctl, l.errors
-			lines[a.lines-1] = nil
+		if a.rare != 0 {
+			r := rare[a.rare-1]
+			su.PerResponse, su.PerResponseView, su.CumulativeView = int(r.perResponse), r.perResponseView, r.cumulativeView
+			su.Rejected, su.SessctlOnly, su.CCUsageOnly, su.Corrupt = int(r.rejected), int(r.sessctlOnly), int(r.ccusageOnly), int(r.corrupt)
+			su.RejectedLines, su.SessctlLines, su.Errors = r.rejectedLines, r.sessctlLines, r.errors
+			rare[a.rare-1] = nil
 		}
 		su.Totals = lg.Total(own)
 		su.Totals.View = usage.ViewSessctl
