@@ -71,19 +71,25 @@ func TestSIGINTStopsEveryCommand(t *testing.T) {
 	orig, err := os.ReadFile(big)
 	must(t, err)
 	// a store of many small sessions with rotations, in one directory
-	store := filepath.Join(base, "store")
-	proj := filepath.Join(store, "projects", "-p")
-	must(t, os.MkdirAll(proj, 0o755))
 	old := time.Now().Add(-90 * 24 * time.Hour)
-	for i := range 3000 {
-		id := fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i)
-		line := `{"type":"user","uuid":"11111111-1111-4111-8111-111111111111","parentUuid":null,"sessionId":"` + id + `","isSidechain":false,"userType":"external","version":"2.1.197","message":{"role":"user","content":"hi"}}` + "\n"
-		for _, name := range []string{id + ".jsonl", id + ".jsonl.1", id + ".jsonl.2"} {
-			p := filepath.Join(proj, name)
-			must(t, os.WriteFile(p, []byte(line), 0o644))
-			must(t, os.Chtimes(p, old, old))
+	stores := 0
+	makeStore := func() string {
+		stores++
+		store := filepath.Join(base, fmt.Sprintf("store%d", stores))
+		proj := filepath.Join(store, "projects", "-p")
+		must(t, os.MkdirAll(proj, 0o755))
+		for i := range 3000 {
+			id := fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i)
+			line := `{"type":"user","uuid":"11111111-1111-4111-8111-111111111111","parentUuid":null,"sessionId":"` + id + `","isSidechain":false,"userType":"external","version":"2.1.197","message":{"role":"user","content":"hi"}}` + "\n"
+			for _, name := range []string{id + ".jsonl", id + ".jsonl.1", id + ".jsonl.2"} {
+				p := filepath.Join(proj, name)
+				must(t, os.WriteFile(p, []byte(line), 0o644))
+				must(t, os.Chtimes(p, old, old))
+			}
 		}
+		return store
 	}
+	store := makeStore()
 	copyOf := func(dst string) string {
 		p := filepath.Join(dst, "projects", "-home-u-p", filepath.Base(big))
 		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
@@ -95,6 +101,11 @@ func TestSIGINTStopsEveryCommand(t *testing.T) {
 	type run struct {
 		args    []string
 		rewrite string // the file a rewriting command works on
+		// deletes: the command removes files of the store, its last
+		// argument, which each attempt gets anew (a command done before
+		// the signal leaves the next attempt a store with nothing to do,
+		// done as the signal comes: exit 0)
+		deletes bool
 	}
 	rw := filepath.Join(base, "rw")
 	runs := []run{
@@ -105,33 +116,30 @@ func TestSIGINTStopsEveryCommand(t *testing.T) {
 		{args: []string{"diff", big, big}},
 		{args: []string{"show", big}},
 		{args: []string{"cleanup", "--root", store}},
-		{args: []string{"cleanup", "--apply", "--root", store}},
-		{args: []string{"prune-rotations", "--keep", "0", "--root", store}},
+		{args: []string{"cleanup", "--apply", "--root"}, deletes: true},
+		{args: []string{"prune-rotations", "--keep", "0", "--root"}, deletes: true},
 		{args: []string{"revert", "--checkpoint", "2"}, rewrite: rw},
 		{args: []string{"compact"}, rewrite: rw},
 	}
 	for _, r := range runs {
-		args := r.args
 		var target string
-		var cmd *exec.Cmd
 		var stderr bytes.Buffer
-		exited := make(chan error, 1)
-		// the signal comes after 1 s; a command that is done sooner (a
-		// fast, quiet machine) is run again and signalled sooner, down to
-		// 60 ms, after sessctl has set up its handler (in main, after every
-		// package's init: with Parquet and the OpenTelemetry exporter's
-		// gRPC linked in, the race-built binary on a loaded machine has
-		// been seen to take over 400 ms to get there, and a SIGINT before
-		// it kills the process as the default action does)
-		started := false
-		for _, delay := range []time.Duration{time.Second, 400 * time.Millisecond, 150 * time.Millisecond, 60 * time.Millisecond} {
-			args = r.args
+		// prepare gives a rewriting command a new copy of its file, and one
+		// that deletes a new store
+		prepare := func() []string {
+			args := r.args
 			if r.rewrite != "" {
 				os.RemoveAll(r.rewrite)
 				target = copyOf(r.rewrite)
 				args = append(append([]string(nil), args...), target)
 			}
-			cmd = exec.Command("sessctl", args...)
+			if r.deletes {
+				args = append(append([]string(nil), args...), makeStore())
+			}
+			return args
+		}
+		start := func(args []string) (*exec.Cmd, chan error) {
+			cmd := exec.Command("sessctl", args...)
 			// a race-built process sleeps 1 s at its exit (GORACE's
 			// atexit_sleep_ms), after sessctl has let go of SIGINT: a
 			// command done just before the signal (cleanup --root took
@@ -141,20 +149,43 @@ func TestSIGINTStopsEveryCommand(t *testing.T) {
 			stderr.Reset()
 			cmd.Stderr = &stderr
 			must(t, cmd.Start())
-			exited = make(chan error, 1)
+			exited := make(chan error, 1)
 			go func() { exited <- cmd.Wait() }()
-			select {
-			case err := <-exited:
-				t.Logf("%q finished within %v (%v): again, signalled sooner", args, delay, err)
-				continue
-			case <-time.After(delay):
-			}
-			started = true
-			break
+			return cmd, exited
 		}
-		if !started {
-			t.Errorf("%q finished before the signal every time: the input is too small to test Ctrl-C", args)
+		// The signal comes in the middle of the run: after 1 s for a
+		// command that runs 2 s or more, and at half its time for one
+		// done sooner (a fast, quiet machine), which a first run without
+		// a signal measures. A signal at a fixed time once came as a
+		// command of about that time was ending: it exited 0. Never before
+		// 60 ms, when sessctl may not have set up its handler yet (in main,
+		// after every package's init: with Parquet and the OpenTelemetry
+		// exporter's gRPC linked in, the race-built binary on a loaded
+		// machine has been seen to take over 400 ms to get there, and a
+		// SIGINT before it kills the process as the default action does).
+		delay := time.Second
+		cmd, exited := start(prepare())
+		began := time.Now()
+		select {
+		case err := <-exited:
+			took := time.Since(began)
+			delay = took / 2
+			t.Logf("%q took %v without a signal (%v): signalled at %v", r.args, took.Round(time.Millisecond), err, delay.Round(time.Millisecond))
+		case <-time.After(2 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+		}
+		if delay < 60*time.Millisecond {
+			t.Errorf("%q finished within %v: the input is too small to test Ctrl-C", r.args, 2*delay)
 			continue
+		}
+		args := prepare()
+		cmd, exited = start(args)
+		select {
+		case err := <-exited:
+			t.Errorf("%q finished within %v, half its time before (%v)", args, delay, err)
+			continue
+		case <-time.After(delay):
 		}
 		sent := time.Now()
 		must(t, cmd.Process.Signal(syscall.SIGINT))
