@@ -86,9 +86,10 @@ var exeSpans = sync.OnceValue(func() []span {
 })
 
 // ShedExecutable drops the pages of the executable's code and read-only
-// data, which the kernel reads again from the file when they are touched:
-// each private mapping of the executable without write access that holds
-// none but the file's pages (sheddable). A writable mapping (the data and
+// data, and those of the shared libraries it is linked to, which the
+// kernel reads again from the file when they are touched: each private
+// mapping of them without write access that holds none but the file's
+// pages (sheddable). A writable mapping (the data and
 // bss, whose pages the process has changed) is never touched.
 //
 // A mapping that holds a page of its own is left whole: a dynamic linker
@@ -122,7 +123,8 @@ func ShedExecutable() {
 
 // sheddable reads /proc/self/smaps from r and returns the spans of the
 // private mappings without write access of the file of device dev and
-// inode ino whose Anonymous count is 0 kB: every page resident in them is
+// inode ino, or of a shared library (libraryOf), whose Anonymous count is
+// 0 kB: every page resident in them is
 // the file's. A mapping whose count is missing is not among them; an error
 // reading r returns none.
 func sheddable(r io.Reader, dev, ino uint64) ([]span, error) {
@@ -133,6 +135,10 @@ func sheddable(r io.Reader, dev, ino uint64) ([]span, error) {
 	for sc.Scan() {
 		line := sc.Text()
 		if lo, hi, ok := readOnlyOf(line, dev, ino); ok {
+			at, in = span{lo, hi}, true
+			continue
+		}
+		if lo, hi, ok := libraryOf(line); ok {
 			at, in = span{lo, hi}, true
 			continue
 		}
@@ -168,6 +174,25 @@ func readOnlyOf(line string, dev, ino uint64) (lo, hi uint64, ok bool) {
 	ma, err1 := strconv.ParseUint(major, 16, 32)
 	mi, err2 := strconv.ParseUint(minor, 16, 32)
 	if !found || err1 != nil || err2 != nil || unix.Mkdev(uint32(ma), uint32(mi)) != dev {
+		return 0, 0, false
+	}
+	if lo, hi, ok = rangeOf(f[0]); !ok || hi <= lo {
+		return 0, 0, false
+	}
+	return lo, hi, true
+}
+
+// libraryOf parses a line of /proc/self/maps and returns its span when it
+// maps a shared library (a file named *.so or *.so.*) privately and
+// without write access: libc and the dynamic linker in a binary linked to
+// them, 1.5 MB resident over a run of stats.
+func libraryOf(line string) (lo, hi uint64, ok bool) {
+	f := strings.Fields(line)
+	if len(f) < 6 || len(f[1]) != 4 || f[1][1] != '-' || f[1][3] != 'p' || f[4] == "0" {
+		return 0, 0, false
+	}
+	name := f[5][strings.LastIndexByte(f[5], '/')+1:]
+	if !strings.HasSuffix(name, ".so") && !strings.Contains(name, ".so.") {
 		return 0, 0, false
 	}
 	if lo, hi, ok = rangeOf(f[0]); !ok || hi <= lo {

@@ -62,6 +62,17 @@ Rss:                   4 kB
 02440000-02450000 r-xp 00000000 fe:00 9999 /usr/lib/libc.so.6
 Rss:                  64 kB
 Anonymous:             0 kB
+02450000-02454000 r--p 00010000 fe:00 9999 /usr/lib/libc.so.6
+Rss:                  16 kB
+Anonymous:            16 kB
+02454000-02456000 rw-p 00014000 fe:00 9999 /usr/lib/libc.so.6
+Anonymous:             0 kB
+02456000-02458000 r--p 00000000 fe:00 9998 /usr/lib/ld-linux-x86-64.so.2
+Anonymous:             0 kB
+02458000-02460000 r--p 00000000 fe:00 9997 /usr/share/locale/locale-archive
+Anonymous:             0 kB
+02460000-02468000 r--s 00000000 fe:00 9996 /home/u/.cache/sessctl/index.so
+Anonymous:             0 kB
 7ffd1000-7ffd3000 r-xp 00000000 00:00 0 [vdso]
 Anonymous:             0 kB
 `
@@ -69,10 +80,11 @@ Anonymous:             0 kB
 	if err != nil {
 		t.Fatal(err)
 	}
-	// the code and the read-only data; not the relocated read-only part
-	// (8 kB of its own), the data, a mapping of no Anonymous count,
-	// another file or the vdso
-	want := []span{{0x400000, 0xfb0000}, {0xfb0000, 0x232d000}}
+	// the code and the read-only data, libc's code and the dynamic
+	// linker's; not the relocated read-only parts (pages of their own),
+	// the data, a mapping of no Anonymous count, a file that is no
+	// library, a shared mapping or the vdso
+	want := []span{{0x400000, 0xfb0000}, {0xfb0000, 0x232d000}, {0x2440000, 0x2450000}, {0x2456000, 0x2458000}}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("sheddable: %x, want %x", got, want)
 	}
