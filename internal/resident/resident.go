@@ -15,3 +15,36 @@
 // runs long touches more. ShedExecutable drops them, and the code that
 // runs next maps again only the pages it uses.
 package resident
+
+import (
+	"sync"
+	"time"
+)
+
+// shed is what ShedEvery calls (a variable, for tests).
+var shed = ShedExecutable
+
+// ShedEvery calls ShedExecutable every d until stop is called, which
+// returns once the last call is done: for a phase that runs long and
+// touches new code as it goes (stats' discovery over 100,000 sessions
+// kept 8-10 MB of the executable resident at its end).
+func ShedEvery(d time.Duration) (stop func()) {
+	done, ended := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(ended)
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				shed()
+			}
+		}
+	}()
+	return sync.OnceFunc(func() {
+		close(done)
+		<-ended
+	})
+}
