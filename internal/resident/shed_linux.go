@@ -124,39 +124,81 @@ func ShedExecutable() {
 // sheddable reads /proc/self/smaps from r and returns the spans of the
 // private mappings without write access of the file of device dev and
 // inode ino, or of a shared library (libraryOf), whose Anonymous count is
-// 0 kB: every page resident in them is
-// the file's. A mapping whose count is missing is not among them; an error
-// reading r returns none.
+// 0 kB: every page resident in them is the file's. A mapping whose count
+// is missing is not among them; an error reading r returns none.
 func sheddable(r io.Reader, dev, ino uint64) ([]span, error) {
 	var spans []span
-	var at span
+	err := eachSmap(r, func(m smap) {
+		if m.anonymous != 0 {
+			return
+		}
+		lo, hi, ok := readOnlyOf(m.header, dev, ino)
+		if !ok {
+			lo, hi, ok = libraryOf(m.header)
+		}
+		if ok {
+			spans = append(spans, span{lo, hi})
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return spans, nil
+}
+
+// smap is a mapping of /proc/self/smaps: its header line ("lo-hi perms
+// offset major:minor inode path") and two of its counts, in kB.
+type smap struct {
+	header    string
+	rss       int
+	anonymous int // -1: not given
+}
+
+// eachSmap reads /proc/self/smaps from r and calls fn with each mapping.
+func eachSmap(r io.Reader, fn func(smap)) error {
+	var m smap
 	in := false
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		line := sc.Text()
-		if lo, hi, ok := readOnlyOf(line, dev, ino); ok {
-			at, in = span{lo, hi}, true
-			continue
-		}
-		if lo, hi, ok := libraryOf(line); ok {
-			at, in = span{lo, hi}, true
-			continue
-		}
 		fs := strings.Fields(line)
 		switch {
 		case len(fs) >= 5 && strings.Contains(fs[0], "-") && !strings.HasSuffix(fs[0], ":"):
-			in = false // another mapping's header
-		case in && len(fs) == 3 && fs[0] == "Anonymous:" && fs[2] == "kB":
-			if fs[1] == "0" {
-				spans = append(spans, at)
+			if in {
+				fn(m)
 			}
-			in = false
+			m, in = smap{header: line, anonymous: -1}, true
+		case len(fs) == 3 && fs[2] == "kB" && (fs[0] == "Rss:" || fs[0] == "Anonymous:"):
+			n, err := strconv.Atoi(fs[1])
+			if err != nil {
+				n = -1
+			}
+			if fs[0] == "Rss:" {
+				m.rss = max(n, 0)
+			} else {
+				m.anonymous = n
+			}
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, err
+		return err
 	}
-	return spans, nil
+	if in {
+		fn(m)
+	}
+	return nil
+}
+
+// privateReadOnly returns the span of the header fields f of a mapping
+// when it is private and without write access.
+func privateReadOnly(f []string) (lo, hi uint64, ok bool) {
+	if len(f) < 5 || len(f[1]) != 4 || f[1][1] != '-' || f[1][3] != 'p' {
+		return 0, 0, false
+	}
+	if lo, hi, ok = rangeOf(f[0]); !ok || hi <= lo {
+		return 0, 0, false
+	}
+	return lo, hi, true
 }
 
 // readOnlyOf parses a line of /proc/self/maps ("lo-hi perms offset
@@ -164,7 +206,7 @@ func sheddable(r io.Reader, dev, ino uint64) ([]span, error) {
 // device dev and inode ino, privately and without write access.
 func readOnlyOf(line string, dev, ino uint64) (lo, hi uint64, ok bool) {
 	f := strings.Fields(line)
-	if len(f) < 5 || len(f[1]) != 4 || f[1][1] != '-' || f[1][3] != 'p' {
+	if lo, hi, ok = privateReadOnly(f); !ok {
 		return 0, 0, false
 	}
 	if n, err := strconv.ParseUint(f[4], 10, 64); err != nil || n != ino {
@@ -176,9 +218,6 @@ func readOnlyOf(line string, dev, ino uint64) (lo, hi uint64, ok bool) {
 	if !found || err1 != nil || err2 != nil || unix.Mkdev(uint32(ma), uint32(mi)) != dev {
 		return 0, 0, false
 	}
-	if lo, hi, ok = rangeOf(f[0]); !ok || hi <= lo {
-		return 0, 0, false
-	}
 	return lo, hi, true
 }
 
@@ -188,14 +227,11 @@ func readOnlyOf(line string, dev, ino uint64) (lo, hi uint64, ok bool) {
 // them, 1.5 MB resident over a run of stats.
 func libraryOf(line string) (lo, hi uint64, ok bool) {
 	f := strings.Fields(line)
-	if len(f) < 6 || len(f[1]) != 4 || f[1][1] != '-' || f[1][3] != 'p' || f[4] == "0" {
+	if lo, hi, ok = privateReadOnly(f); !ok || len(f) < 6 || f[4] == "0" {
 		return 0, 0, false
 	}
 	name := f[5][strings.LastIndexByte(f[5], '/')+1:]
 	if !strings.HasSuffix(name, ".so") && !strings.Contains(name, ".so.") {
-		return 0, 0, false
-	}
-	if lo, hi, ok = rangeOf(f[0]); !ok || hi <= lo {
 		return 0, 0, false
 	}
 	return lo, hi, true
@@ -242,19 +278,12 @@ func residentKB(match func(header []string) bool) int {
 		return -1
 	}
 	defer f.Close()
-	kb, in := 0, false
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fs := strings.Fields(sc.Text())
-		switch {
-		case len(fs) >= 5 && strings.Contains(fs[0], "-") && !strings.HasSuffix(fs[0], ":"):
-			in = match(fs)
-		case in && len(fs) >= 2 && fs[0] == "Rss:":
-			n, _ := strconv.Atoi(fs[1])
-			kb += n
+	kb := 0
+	if eachSmap(f, func(m smap) {
+		if match(strings.Fields(m.header)) {
+			kb += m.rss
 		}
-	}
-	if sc.Err() != nil {
+	}) != nil {
 		return -1
 	}
 	return kb
