@@ -16,8 +16,8 @@
 #
 # With BENCH_HUGE_FILES (100000, say), the same over that many sessions,
 # and once more without the index: the store where the target is tightest
-# (61-63 MiB each at 100,000 since 2026-11-28; past about 100,000 it is
-# missed). Left out unless asked for: its corpus is 3.2 GB and about 2
+# (60, 56 and 58 MB at 100,000 since the twenty-second session; it is
+# missed over 150,000, docs/index.md). Left out unless asked for: its corpus is 3.2 GB and about 2
 # minutes to make (BENCH_HUGE_SIZE, 6 KB a session by default).
 #
 # BASELINE=/path/to/an/older/sessctl measures that binary beside this one

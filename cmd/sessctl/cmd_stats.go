@@ -164,14 +164,14 @@ const scanGCPercent = 50
 
 // holdLessFrom is how many sessions a run of stats scans from which the
 // index holds less of itself between two sheds (Index.HoldLess): where
-// the scan's budget (boundScanMemory: 28 MiB and 256 bytes a session, as
-// it was when this was measured), the index's 8 MiB of pages (its
-// residentBytes) and the executable's 9 leave no room under 64 MB. The
-// scan's peak of a warm run over 100,000 sessions is there: 45 MiB of
-// anonymous memory and 18 of files. (The budget is 216 bytes a session
-// since; the line is where it was, 77,824 sessions, for the measurements
-// that placed it, and those of fillingMisses, were made with it there.)
-const holdLessFrom = (64<<20 - 28<<20 - 8<<20 - 9<<20) / 256
+// the scan's budget (boundScanMemory: 28 MiB and, when this was placed,
+// 256 bytes a session), the index's 8 MiB of pages (its residentBytes)
+// and the executable's 9 left no room under 64 MB, (64 - 28 - 8 - 9) MiB
+// / 256 bytes. The scan's peak of a warm run over 100,000 sessions was
+// there: 45 MiB of anonymous memory and 18 of files. The budget is 216
+// bytes a session since; the line stays where it was measured, as do
+// those of fillingMisses, which depend on it.
+const holdLessFrom = 77_824
 
 // paceMisses is how many files the index may miss in a run before the run
 // is no longer paced at scanGCPercent: a warm run reads the few files that

@@ -399,7 +399,6 @@ func sweepRun(t *testing.T) {
 			t.Errorf("%s: read from %d after the sweep", filepath.Base(r.path), from)
 		}
 	}
-
 }
 
 // Shedding the read pages of the view after every look-up changes no
@@ -483,12 +482,12 @@ func TestShedByBytes(t *testing.T) {
 	}
 }
 
-// Look-ups from many goroutines share one index while entries are written
-// in the middle of the run (each write closes and reopens the view).
+// Look-ups from many goroutines share one index while entries are spilled
+// to the spool in the middle of the run.
 func TestConcurrentLookups(t *testing.T) {
-	oldFlush, oldShed := spillAt, shedEvery
+	oldSpill, oldShed := spillAt, shedEvery
 	spillAt, shedEvery = 2<<10, 7
-	defer func() { spillAt, shedEvery = oldFlush, oldShed }()
+	defer func() { spillAt, shedEvery = oldSpill, oldShed }()
 	dir, data := t.TempDir(), t.TempDir()
 	var paths []string
 	for i := range 200 {
