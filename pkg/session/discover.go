@@ -208,6 +208,9 @@ func DefaultRoots(getenv func(string) string, home string) []Root {
 // Result is what discovery found.
 type Result struct {
 	Sessions []*Session
+	// Packed holds the sessions instead of Sessions when discovery was
+	// asked to pack them (DiscoverPacked): nil otherwise.
+	Packed *Packed
 	// Unrecognized are .jsonl files of no known format.
 	Unrecognized []string
 	// Errors are problems that did not stop discovery (unreadable dirs,
@@ -221,12 +224,30 @@ var ErrNoSuchPath = errors.New("no such file or directory")
 // Discover finds the sessions under roots. A root that does not exist is
 // skipped silently when missingOK is set (default roots), and reported
 // otherwise. Sessions are returned newest first.
-func Discover(roots []Root, missingOK bool) *Result { return discover(roots, missingOK, nil) }
+func Discover(roots []Root, missingOK bool) *Result { return discover(roots, missingOK, nil, false) }
+
+// DiscoverPacked is Discover with the sessions in Result.Packed, each
+// packed once the directory that holds it is listed: over a large store
+// the sessions as values are most of the memory discovery holds.
+func DiscoverPacked(roots []Root, missingOK bool) *Result {
+	return discover(roots, missingOK, nil, true)
+}
+
+// List returns the sessions found, packed or not.
+func (r *Result) List() List {
+	if r.Packed != nil {
+		return r.Packed
+	}
+	return Slice(r.Sessions)
+}
 
 // discover is Discover, noting in rec (when not nil) what the result
-// depends on (DiscoverCached).
-func discover(roots []Root, missingOK bool, rec *recorder) *Result {
+// depends on (DiscoverCached), and with pack DiscoverPacked.
+func discover(roots []Root, missingOK bool, rec *recorder, pack bool) *Result {
 	d := &discoverer{res: &Result{}, rec: rec}
+	if pack {
+		d.res.Packed = &Packed{}
+	}
 	for _, r := range roots {
 		fi, err := os.Stat(r.Path)
 		if err != nil {
@@ -248,6 +269,7 @@ func discover(roots []Root, missingOK bool, rec *recorder) *Result {
 			}
 			d.rec.fail() // a file named as a root: no snapshot
 			d.explicitFile(r, r.Path)
+			d.seal()
 			continue
 		}
 		d.root = r
@@ -256,7 +278,13 @@ func discover(roots []Root, missingOK bool, rec *recorder) *Result {
 		d.dir(r.Path, 0)
 	}
 	d.attachFlatAgents()
-	sortSessions(d.res.Sessions)
+	d.seal()
+	if d.res.Packed != nil {
+		d.res.Sessions = nil
+		sortPacked(d.res.Packed)
+	} else {
+		sortSessions(d.res.Sessions)
+	}
 	return d.res
 }
 
@@ -327,6 +355,29 @@ func sortSessions(ss []*Session) {
 	}
 }
 
+// sortPacked is sortSessions of packed sessions.
+func sortPacked(p *Packed) {
+	type keyed struct {
+		sec  int64
+		nsec int32
+		at   int32
+	}
+	ks := make([]keyed, p.Len())
+	for i := range ks {
+		t := p.At(i).Updated()
+		ks[i] = keyed{t.Unix(), int32(t.Nanosecond()), int32(i)}
+	}
+	slices.SortFunc(ks, func(a, b keyed) int {
+		return cmp.Or(cmp.Compare(b.sec, a.sec), cmp.Compare(b.nsec, a.nsec),
+			p.CompareMain(int(a.at), int(b.at)), cmp.Compare(a.at, b.at))
+	})
+	order := make([]int32, len(ks))
+	for k, x := range ks {
+		order[k] = x.at
+	}
+	p.Reorder(order)
+}
+
 type discoverer struct {
 	res      *Result
 	root     Root
@@ -389,12 +440,14 @@ func (d *discoverer) dir(dir string, depth int) {
 	// a Kimi session directory: everything in it belongs to the session
 	if e, ok := names["context.jsonl"]; ok && e.Type().IsRegular() {
 		d.kimiSession(dir)
+		d.seal()
 		return
 	}
 	// a session directory of a home that keeps one per session
 	for _, ds := range dirStores() {
 		if main := ds.SessionMain(dir, names); main != "" {
 			d.dirSession(ds, dir, main)
+			d.seal()
 			return
 		}
 	}
@@ -433,6 +486,7 @@ func (d *discoverer) dir(dir string, depth int) {
 		}
 	}
 	d.pre = nil
+	d.seal()
 	for _, e := range ents {
 		if !e.IsDir() || sidecars[e.Name()] || notSessionDir[e.Name()] {
 			continue
@@ -578,7 +632,7 @@ func (d *discoverer) file(root Root, p string) *Session {
 		}
 	}
 	abs := absPath(p)
-	if d.seen.has(abs, d.res.Sessions) {
+	if d.seen.has(abs, d.mainAt) {
 		return nil
 	}
 	agent := pathAgent(p, Sure)
@@ -628,7 +682,39 @@ func (d *discoverer) file(root Root, p string) *Session {
 // into the set of main files taken.
 func (d *discoverer) add(s *Session, abs string) {
 	d.res.Sessions = append(d.res.Sessions, s)
-	d.seen.take(abs, len(d.res.Sessions)-1)
+	d.seen.take(abs, d.packed()+len(d.res.Sessions)-1)
+}
+
+// packed is how many sessions are packed (Result.Packed): the place of a
+// session in Sessions is after them.
+func (d *discoverer) packed() int {
+	if d.res.Packed == nil {
+		return 0
+	}
+	return d.res.Packed.Len()
+}
+
+// mainAt returns the main file of the session at place at.
+func (d *discoverer) mainAt(at int) string {
+	if n := d.packed(); at < n {
+		return d.res.Packed.MainPath(at)
+	} else {
+		return d.res.Sessions[at-n].Main
+	}
+}
+
+// seal packs the sessions made so far, when discovery packs them: no
+// session is changed once the directory that holds it is listed, but by
+// attachFlatAgents.
+func (d *discoverer) seal() {
+	if d.res.Packed == nil {
+		return
+	}
+	for _, s := range d.res.Sessions {
+		d.res.Packed.Add(s)
+	}
+	clear(d.res.Sessions)
+	d.res.Sessions = d.res.Sessions[:0]
 }
 
 // subagentParent returns the main transcript a subagent transcript belongs
@@ -691,7 +777,7 @@ func fileOf(p string, role FileRole, fi fs.FileInfo) File {
 func (d *discoverer) kimiSession(dir string) *Session {
 	main := filepath.Join(dir, "context.jsonl")
 	abs := absPath(main)
-	if d.seen.has(abs, d.res.Sessions) {
+	if d.seen.has(abs, d.mainAt) {
 		return nil
 	}
 	s := &Session{Agent: Kimi, ID: filepath.Base(dir), Main: main, Dir: dir, Root: d.root.Path}
@@ -748,7 +834,7 @@ func (d *discoverer) kimiSession(dir string) *Session {
 // transcript and every other regular file in it, classified by the home.
 func (d *discoverer) dirSession(ds DirStore, dir, main string) *Session {
 	abs := absPath(main)
-	if d.seen.has(abs, d.res.Sessions) {
+	if d.seen.has(abs, d.mainAt) {
 		return nil
 	}
 	s := &Session{Agent: ds.Agent(), ID: filepath.Base(dir), Main: main, Dir: dir, Root: d.root.Path}
@@ -911,6 +997,18 @@ func (d *discoverer) attachFlatAgents() {
 	}
 	type key struct{ dir, id string }
 	byKey := map[key]*Session{}
+	var place map[*Session]int // a packed session's place
+	if p := d.res.Packed; p != nil {
+		// every session is packed by now (seal)
+		place = map[*Session]int{}
+		for i := range p.Len() {
+			if dirs[filepath.Dir(p.MainPath(i))] {
+				s := p.At(i)
+				byKey[key{filepath.Dir(s.Main), s.ID}] = s
+				place[s] = i
+			}
+		}
+	}
 	for _, s := range d.res.Sessions {
 		if dir := filepath.Dir(s.Main); dirs[dir] {
 			byKey[key{dir, s.ID}] = s
@@ -919,6 +1017,9 @@ func (d *discoverer) attachFlatAgents() {
 	for _, fa := range d.flat {
 		if s, ok := byKey[key{fa.dir, fa.sessionID}]; ok && fa.sessionID != "" {
 			s.Files = append(s.Files, fa.file)
+			if i, ok := place[s]; ok {
+				d.res.Packed.Set(i, s)
+			}
 			continue
 		}
 		s := d.file(d.root, fa.file.Path)

@@ -18,9 +18,9 @@ type mainSet struct {
 	n     int
 }
 
-// has reports whether abs is the main file of a session in ss that the
-// set took.
-func (m *mainSet) has(abs string, ss []*Session) bool {
+// has reports whether abs is the main file of a session the set took;
+// main gives the main file of the session at a place.
+func (m *mainSet) has(abs string, main func(at int) string) bool {
 	if m.n == 0 {
 		return false
 	}
@@ -31,13 +31,13 @@ func (m *mainSet) has(abs string, ss []*Session) bool {
 		if v == 0 {
 			return false
 		}
-		if uint32(v>>32) == h && absPath(ss[uint32(v)-1].Main) == abs {
+		if uint32(v>>32) == h && absPath(main(int(uint32(v)-1))) == abs {
 			return true
 		}
 	}
 }
 
-// take adds abs, the main file of the session ss[at].
+// take adds abs, the main file of the session at place at.
 func (m *mainSet) take(abs string, at int) {
 	if (m.n+1)*8 > len(m.slots)*7 {
 		m.grow()

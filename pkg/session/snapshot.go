@@ -166,26 +166,41 @@ func (r *recorder) fail() {
 // DiscoverCached is Discover through the snapshots c keeps (nil c, or a
 // system without them: Discover).
 func DiscoverCached(roots []Root, missingOK bool, c SnapshotCache) *Result {
+	return discoverCached(roots, missingOK, c, false)
+}
+
+// DiscoverCachedPacked is DiscoverCached with the sessions packed
+// (DiscoverPacked).
+func DiscoverCachedPacked(roots []Root, missingOK bool, c SnapshotCache) *Result {
+	return discoverCached(roots, missingOK, c, true)
+}
+
+func discoverCached(roots []Root, missingOK bool, c SnapshotCache, pack bool) *Result {
 	if c == nil || !snapshots {
-		return Discover(roots, missingOK)
+		return discover(roots, missingOK, nil, pack)
 	}
 	key := snapshotKey(roots, missingOK)
 	if rc := c.LoadSnapshot(key); rc != nil {
-		res, ok := loadSnapshot(rc)
+		res, ok := loadSnapshot(rc, pack)
 		rc.Close()
 		if ok {
-			sortSessions(res.Sessions)
+			if res.Packed != nil {
+				sortPacked(res.Packed)
+			} else {
+				sortSessions(res.Sessions)
+			}
 			return res
 		}
 	}
 	rec := &recorder{cutoff: time.Now().Add(-snapshotSettle)}
-	res := discover(roots, missingOK, rec)
+	res := discover(roots, missingOK, rec, pack)
 	if rec.broken || len(res.Errors) > 0 {
 		return res
 	}
 	sn := &snapshot{rec: rec, res: res}
-	for _, s := range res.Sessions {
-		for _, f := range s.Files {
+	l := res.List()
+	for i := range l.Len() {
+		for _, f := range l.At(i).Files {
 			if !f.Dir && f.ino == 0 {
 				return res // a file known by no inode: nothing to check it by
 			}
@@ -220,11 +235,14 @@ type snapshot struct {
 // stands, with the sizes and times of the session files taken anew. The
 // directories and files read are checked while the sessions are decoded,
 // and a change found stops the decoding.
-func loadSnapshot(r io.Reader) (*Result, bool) {
+func loadSnapshot(r io.Reader, pack bool) (*Result, bool) {
 	d := &snapDecoder{r: bufio.NewReaderSize(r, 64<<10)}
 	sn, err := readSnapshotDeps(d)
 	if err != nil {
 		return nil, false
+	}
+	if pack {
+		sn.res.Packed = &Packed{}
 	}
 	var stale atomic.Bool
 	checked := make(chan struct{})
@@ -289,6 +307,10 @@ func (sn *snapshot) checkDeps(stale *atomic.Bool) {
 // takeFiles checks that each session file is the file it was and takes
 // its size and time, and sets stale when one is not.
 func (sn *snapshot) takeFiles(stale *atomic.Bool) {
+	if sn.res.Packed != nil {
+		sn.takePacked(stale)
+		return
+	}
 	// by directory: a directory of many is opened once and its files
 	// stat'ed relative to it (fstatat), which spares the kernel the walk
 	// of each long path
@@ -329,6 +351,67 @@ func (sn *snapshot) takeFiles(stale *atomic.Bool) {
 	}
 	add("", lone)
 	parallel(len(jobs), stale, func(k int) bool { return takeFiles(jobs[k].dir, jobs[k].files) })
+}
+
+// takePacked is takeFiles of packed sessions: each file is known by its
+// session's place and its own in the session's files, and its size and
+// time are written in place.
+func (sn *snapshot) takePacked(stale *atomic.Bool) {
+	p := sn.res.Packed
+	type ref struct{ at, k int32 }
+	byDir := map[string][]ref{}
+	var lone []ref
+	for i := range p.Len() {
+		s := p.At(i)
+		for k, f := range s.Files {
+			if f.Dir {
+				continue
+			}
+			r := ref{int32(i), int32(k)}
+			if j := strings.LastIndexByte(f.Path, '/'); j > 0 {
+				d := f.Path[:j]
+				byDir[d] = append(byDir[d], r)
+			} else {
+				lone = append(lone, r)
+			}
+		}
+	}
+	type job struct {
+		dir   string
+		files []ref
+	}
+	var jobs []job
+	add := func(dir string, rs []ref) {
+		for len(rs) > 0 {
+			n := min(len(rs), snapChunk)
+			jobs = append(jobs, job{dir, rs[:n]})
+			rs = rs[n:]
+		}
+	}
+	for d, rs := range byDir {
+		if len(rs) < 8 {
+			lone = append(lone, rs...)
+		} else {
+			add(d, rs)
+		}
+	}
+	add("", lone)
+	parallel(len(jobs), stale, func(k int) bool {
+		j := jobs[k]
+		files := make([]*File, len(j.files))
+		where := make([]packedFile, len(j.files))
+		for n, r := range j.files {
+			s, offs := p.files(int(r.at))
+			files[n], where[n] = &s.Files[r.k], offs[r.k]
+		}
+		if !takeFiles(j.dir, files) {
+			return false
+		}
+		for n, f := range files {
+			p.patch(where[n], f.Size, f.ModTime)
+		}
+		return true
+	})
 }
 
 // takeFiles checks that each of files (all in dir; "": anywhere) is the
@@ -374,8 +457,10 @@ func (sn *snapshot) write(w io.Writer) error {
 			e.raw(c)
 		}
 	}
-	e.uint(uint64(len(sn.res.Sessions)))
-	for _, s := range sn.res.Sessions {
+	l := sn.res.List()
+	e.uint(uint64(l.Len()))
+	for i := range l.Len() {
+		s := l.At(i)
 		e.interned(string(s.Agent))
 		e.path(s.Main)
 		e.of(s.Main, s.ID)
@@ -654,7 +739,11 @@ func readSnapshotSessions(d *snapDecoder, sn *snapshot, stale *atomic.Bool) erro
 			f.Dir = d.uint() == 1
 			s.Files = append(s.Files, f)
 		}
-		sn.res.Sessions = append(sn.res.Sessions, s)
+		if sn.res.Packed != nil {
+			sn.res.Packed.Add(s)
+		} else {
+			sn.res.Sessions = append(sn.res.Sessions, s)
+		}
 		if i%1024 == 0 && stale.Load() {
 			return errStale
 		}

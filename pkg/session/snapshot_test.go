@@ -105,12 +105,33 @@ func discoverCachedSameAsDiscover(t *testing.T) {
 		{Path: filepath.Join(root, "other")}, {Path: filepath.Join(root, "missing")}}
 
 	c := &memCache{snaps: map[string][]byte{}}
+	cp := &memCache{snaps: map[string][]byte{}} // DiscoverCachedPacked's
 	step := func(what string, wantHit bool) {
 		t.Helper()
 		time.Sleep(30 * time.Millisecond) // a change after this gets a later time
 		loads, saves := c.loads, c.saves
+		ploads, psaves := cp.loads, cp.saves
 		got := session.DiscoverCached(roots, true, c)
 		want := session.Discover(roots, true)
+		// packed, through a snapshot and without: the same sessions
+		for _, p := range []*session.Result{session.DiscoverCachedPacked(roots, true, cp), session.DiscoverPacked(roots, true)} {
+			if p.Packed == nil || p.Sessions != nil {
+				t.Fatalf("%s: the sessions are not packed", what)
+			}
+			unpacked := &session.Result{Sessions: session.Sessions(p.Packed), Unrecognized: p.Unrecognized, Errors: p.Errors}
+			if !reflect.DeepEqual(unpacked, want) {
+				for i := range min(len(unpacked.Sessions), len(want.Sessions)) {
+					if !reflect.DeepEqual(unpacked.Sessions[i], want.Sessions[i]) {
+						t.Fatalf("%s: packed session %d differs:\npacked %+v\nwant   %+v", what, i, unpacked.Sessions[i], want.Sessions[i])
+					}
+				}
+				t.Fatalf("%s: packed results differ: %d sessions %v %v, want %d %v %v", what, len(unpacked.Sessions), p.Unrecognized,
+					p.Errors, len(want.Sessions), want.Unrecognized, want.Errors)
+			}
+		}
+		if hit := cp.loads > ploads && cp.saves == psaves; hit != wantHit {
+			t.Fatalf("%s: packed, snapshot taken %v, want %v", what, hit, wantHit)
+		}
 		if !reflect.DeepEqual(got, want) {
 			for i := range min(len(got.Sessions), len(want.Sessions)) {
 				if !reflect.DeepEqual(got.Sessions[i], want.Sessions[i]) {
@@ -164,6 +185,7 @@ func discoverCachedSameAsDiscover(t *testing.T) {
 	for k, b := range c.snaps {
 		for _, cut := range []int{0, 1, len(b) / 2, len(b) - 1} {
 			c.snaps[k] = b[:cut]
+			cp.snaps[k] = b[:cut]
 			step(fmt.Sprintf("snapshot cut at %d", cut), false)
 		}
 	}
