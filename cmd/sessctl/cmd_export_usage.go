@@ -138,7 +138,7 @@ func countedRequests(ctx context.Context, env *appEnv, roots []string, agent ses
 	if ix != nil {
 		perSession = 768
 	}
-	grow, restore := boundGrowing(ss, perSession)
+	grow, restore := boundGrowing(session.Slice(ss), perSession)
 	defer restore()
 	cwds := projectPaths(ss, ix)
 	// its room after limitMisses misses, however many sessions: waiting for

@@ -129,7 +129,11 @@ func runStats(ctx context.Context, env *appEnv, opt statsOptions) error {
 	// the index serves discovery too (its snapshots, docs/index.md); the
 	// run closes it once the files are read
 	ix := openIndex(env, opt.index)
-	ss, err := usageSessions(env, opt.roots, opt.args, opt.agent, opt.since, ix)
+	// the sessions stay packed (session.Packed) unless the run needs
+	// them all as values: to read their heads (--project, --by project)
+	// or to keep their requests (--by day, --by model)
+	pack := opt.project == "" && (opt.by == stats.BySession || opt.by == stats.ByAgent)
+	ss, err := usageList(env, opt.roots, opt.args, opt.agent, opt.since, ix, pack)
 	if err != nil {
 		closeIndex(ix)
 		return err
@@ -219,6 +223,17 @@ func softLimit(n int64) (set bool, restore func()) {
 // discoveryLimit, and gives back the executable's pages it touched
 // (internal/resident).
 func usageSessions(env *appEnv, roots, args []string, agent session.Agent, since time.Time, ix *index.Index) ([]*session.Session, error) {
+	l, err := usageList(env, roots, args, agent, since, ix, false)
+	if err != nil {
+		return nil, err
+	}
+	return session.Sessions(l), nil
+}
+
+// usageList is usageSessions, with pack the sessions packed
+// (session.Packed) when no paths are named: over a large store they are
+// most of what discovery holds as values.
+func usageList(env *appEnv, roots, args []string, agent session.Agent, since time.Time, ix *index.Index, pack bool) (session.List, error) {
 	paced := paceGC(env.getenv, discoveryGCPercent)
 	_, unlimit := softLimit(discoveryLimit)
 	// the walk touches code as it goes (each fault maps 64 KiB around
@@ -227,7 +242,12 @@ func usageSessions(env *appEnv, roots, args []string, agent session.Agent, since
 	// medians of 5: a first run 60.0 -> 58.7 MiB, --no-index 57.3 -> 56.4,
 	// in the same time; 100 ms did no better)
 	stopShed := resident.ShedEvery(discoveryShedEvery)
-	res := discoverIndexed(env, roots, args, ix)
+	var res *session.Result
+	if pack {
+		res = discoverPacked(env, roots, args, ix)
+	} else {
+		res = discoverIndexed(env, roots, args, ix)
+	}
 	stopShed()
 	// the limit and pace hold until the sessions are picked, and the
 	// caller sets the run's own next (boundScanMemory, boundMemory). Let
@@ -239,8 +259,16 @@ func usageSessions(env *appEnv, roots, args []string, agent session.Agent, since
 	defer paced()
 	defer unlimit()
 	resident.ShedExecutable()
-	if err := discoveryProblems(env, res, len(res.Sessions) == 0); err != nil {
+	if err := discoveryProblems(env, res, res.List().Len() == 0); err != nil {
 		return nil, err
+	}
+	if p := res.Packed; p != nil {
+		p.Keep(func(i int) bool {
+			s := p.At(i)
+			return (agent == "" || s.Agent == agent) && (since.IsZero() || !s.Updated().Before(since))
+		})
+		usage.DistinctPacked(p)
+		return p, nil
 	}
 	var ss []*session.Session
 	for _, s := range res.Sessions {
@@ -254,7 +282,7 @@ func usageSessions(env *appEnv, roots, args []string, agent session.Agent, since
 	}
 	// a session stored twice (a Codex rollout in sessions/ and in
 	// archived_sessions/) is counted once
-	return usage.Distinct(ss), nil
+	return session.Slice(usage.Distinct(ss)), nil
 }
 
 // holdsSeveral reports whether path is a directory with more than one
@@ -289,23 +317,23 @@ func holdsSeveral(path string) bool {
 // over 40,000 sessions); stats over many sessions lets them go and has a
 // limit of its own (boundScanMemory).
 func boundMemory(ss []*session.Session) func() {
-	_, restore := boundMemoryAt(ss, 512)
+	_, restore := boundMemoryAt(session.Slice(ss), 512)
 	return restore
 }
 
 // boundMemoryAt is boundMemory at perSession bytes a session; set says
 // whether it set a limit (the user set none).
-func boundMemoryAt(ss []*session.Session, perSession int64) (set bool, restore func()) {
+func boundMemoryAt(ss session.List, perSession int64) (set bool, restore func()) {
 	var longest int64
-	for _, s := range ss {
-		for _, f := range s.Files {
+	for i := range ss.Len() {
+		for _, f := range ss.At(i).Files {
 			if !f.Dir {
 				longest = max(longest, f.Size)
 			}
 		}
 	}
 	longest = min(longest, jsonl.DefaultMaxLineSize)
-	return softLimit(28<<20 + 2*longest + perSession*int64(len(ss)))
+	return softLimit(28<<20 + 2*longest + perSession*int64(ss.Len()))
 }
 
 // boundScanMemory is boundMemory for stats over many sessions, at 216 bytes
@@ -328,13 +356,13 @@ func boundMemoryAt(ss []*session.Session, perSession int64) (set bool, restore f
 // against 84.4, and over 10,000 to 40,000 sessions 1–4 MiB, in the same
 // time. grow adds indexWriteRoom to the limit it set, once, and nothing
 // when the user set one: see readRoomy.
-func boundScanMemory(ss []*session.Session) (grow, restore func()) {
+func boundScanMemory(ss session.List) (grow, restore func()) {
 	return boundGrowing(ss, 216)
 }
 
 // boundGrowing is boundMemoryAt with grow, which adds indexWriteRoom to
 // the limit it set, once (nothing when the user set one).
-func boundGrowing(ss []*session.Session, perSession int64) (grow, restore func()) {
+func boundGrowing(ss session.List, perSession int64) (grow, restore func()) {
 	set, restore := boundMemoryAt(ss, perSession)
 	if !set {
 		return func() {}, restore
@@ -441,15 +469,18 @@ type statsManyJSON struct {
 // runStatsMany closes ix (nil: no index) once it has read the files.
 // grow (boundScanMemory) gives the memory limit room for the index's
 // writes.
-func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt statsOptions, ix *index.Index, grow func()) error {
+func runStatsMany(ctx context.Context, env *appEnv, list session.List, opt statsOptions, ix *index.Index, grow func()) error {
 	// a project is its real working directory, as ls shows it: Claude Code's
 	// and clawdcode's folder names are escaped paths (one directory would
 	// be two projects beside Codex's cwd), so their transcripts' head says
 	var cwds map[*session.Session]string
 	if opt.project != "" || opt.by == stats.ByProject {
+		ss := session.Sessions(list)
 		cwds = projectPaths(ss, ix)
+		list = session.Slice(ss)
 	}
 	if opt.project != "" {
+		ss := session.Sessions(list)
 		// a session whose path names no project (a Codex rollout) has its
 		// working directory in the file, known only once read; the others
 		// are filtered before the scan
@@ -459,35 +490,36 @@ func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt s
 				kept = append(kept, s)
 			}
 		}
-		ss = kept
+		list = session.Slice(kept)
 	}
 	// each result's working directory, by its place (the result of the
 	// scan is in the order of ss, and keeps none of discovery's sessions,
 	// which go once their files are read)
 	var cwdOf []string
 	if cwds != nil {
-		cwdOf = make([]string, len(ss))
-		for i, s := range ss {
-			cwdOf[i] = cwds[s]
+		cwdOf = make([]string, list.Len())
+		for i := range cwdOf {
+			cwdOf[i] = cwds[list.At(i)]
 		}
 		cwds = nil
 	}
+	n := list.Len()
 	pr := newProgress(ctx, env, opt.progress, "scanning", 0, unitBytes)
 	// the report keeps the results on disk as they come
 	// (stats.ManyReport), and holds a few bytes of each; the rows by day
 	// or by model are made of the requests themselves, which the index's
 	// memo of whole runs does not keep: those runs are worked out whole
 	byRequests := opt.by == stats.ByDay || opt.by == stats.ByModel
-	read := readRoomy(ix, grow, fillingMisses(len(ss), limitMisses))
-	if len(ss) >= holdLessFrom {
+	read := readRoomy(ix, grow, fillingMisses(n, limitMisses))
+	if n >= holdLessFrom {
 		ix.HoldLess()
 	}
-	if ix != nil && len(ss) >= stats.LargeRun {
+	if ix != nil && n >= stats.LargeRun {
 		unpace := sync.OnceFunc(paceGC(env.getenv, scanGCPercent))
 		defer unpace()
-		read = afterMisses(ix, read, fillingMisses(len(ss), paceMisses), unpace)
+		read = afterMisses(ix, read, fillingMisses(n, paceMisses), unpace)
 	}
-	rep, err := stats.NewManyReport(opt.by, len(ss))
+	rep, err := stats.NewManyReport(opt.by, n)
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
@@ -523,7 +555,7 @@ func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt s
 	if byRequests {
 		// each result kept on disk as it comes, and the requests kept
 		// (on disk past the ledger's budget) for the rows
-		rq, err := stats.ConsumptionRequests(ctx, ss, scanned, read, add)
+		rq, err := stats.ConsumptionRequests(ctx, session.Sessions(list), scanned, read, add)
 		closeIndex(ix)
 		pr.done()
 		if err != nil {
@@ -540,7 +572,7 @@ func runStatsMany(ctx context.Context, env *appEnv, ss []*session.Session, opt s
 		if ix != nil {
 			memo = ix
 		}
-		err = stats.ConsumptionEach(ctx, ss, scanned, read, memo, add)
+		err = stats.ConsumptionEach(ctx, list, scanned, read, memo, add)
 		closeIndex(ix)
 		pr.done()
 		if err != nil {

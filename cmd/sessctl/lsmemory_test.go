@@ -123,7 +123,7 @@ func TestReadRoomy(t *testing.T) {
 		if user != 0 {
 			debug.SetMemoryLimit(user) // as GOMEMLIMIT sets it
 		}
-		grow, restore := boundScanMemory(ss)
+		grow, restore := boundScanMemory(session.Slice(ss))
 		set := limit()
 		if user != 0 && set != user {
 			t.Fatalf("the user's limit %d became %d", user, set)

@@ -77,6 +77,19 @@ func discoverIndexed(env *appEnv, roots, paths []string, ix *index.Index) *sessi
 	return session.DiscoverCached(rs, missingOK, ix)
 }
 
+// discoverPacked is discoverIndexed with the sessions packed
+// (session.DiscoverPacked) when no paths are named.
+func discoverPacked(env *appEnv, roots, paths []string, ix *index.Index) *session.Result {
+	if len(paths) > 0 {
+		return discoverScope(env, roots, paths)
+	}
+	rs, missingOK := scopeRoots(env, roots)
+	if ix == nil {
+		return session.DiscoverPacked(rs, missingOK)
+	}
+	return session.DiscoverCachedPacked(rs, missingOK, ix)
+}
+
 // scopeRoots are the --root directories, else every agent's default store;
 // missingOK says the stores need not exist (the defaults).
 func scopeRoots(env *appEnv, roots []string) (rs []session.Root, missingOK bool) {

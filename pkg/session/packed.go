@@ -344,3 +344,7 @@ func (p *Packed) files(i int) (*Session, []packedFile) {
 func (p *Packed) patch(f packedFile, size int64, t time.Time) {
 	appendFixed(p.chunks[f.chunk][f.off:f.off], size, t)
 }
+
+// Drop lets every session go: the list is empty from here on. A session
+// made a value before keeps none of the encoding's bytes.
+func (p *Packed) Drop() { *p = Packed{} }

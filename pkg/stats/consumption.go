@@ -271,7 +271,7 @@ func ConsumptionWith(ctx context.Context, ss []*session.Session, progress Progre
 // until Close.
 func consumption(ctx context.Context, ss []*session.Session, progress Progress, read ReadFile, seen func(sess int, fu *usage.FileUsage), release bool) ([]*SessionUsage, error) {
 	out := make([]*SessionUsage, len(ss))
-	sc, err := consume(ctx, ss, progress, read, seen, release, false, func(i int, su *SessionUsage) error {
+	sc, err := consume(ctx, session.Slice(ss), progress, read, seen, release, false, func(i int, su *SessionUsage) error {
 		out[i] = su
 		return nil
 	})
@@ -340,10 +340,10 @@ func rareIn(fu *usage.FileUsage, err error) bool {
 // could only count as they come (usage.Ledger.TallyFile) are counted as
 // the file is merged, and the source holds none of them: for a caller
 // that wants the results alone.
-func consume(ctx context.Context, ss []*session.Session, progress Progress, read ReadFile, seen func(sess int, fu *usage.FileUsage), release, direct bool,
+func consume(ctx context.Context, ss session.List, progress Progress, read ReadFile, seen func(sess int, fu *usage.FileUsage), release, direct bool,
 	emit func(i int, su *SessionUsage) error) (*source, error) {
 	type sessMeta struct{ id, main strRef }
-	n := len(ss)
+	n := ss.Len()
 	meta := make([]sessMeta, n)
 	project := make([]uint32, n)
 	var names intern.Table[uint32] // projects, working directories, gauge sources

@@ -31,7 +31,7 @@ func TestConsumeDirectSame(t *testing.T) {
 		t.Cleanup(func() { usage.SetMemoryBudget(prev) })
 		run := func(direct bool) (out []*SessionUsage, diverged, spilled bool, held int) {
 			out = make([]*SessionUsage, len(ss))
-			sc, err := consume(context.Background(), ss, nil, nil, nil, false, direct, func(i int, su *SessionUsage) error {
+			sc, err := consume(context.Background(), session.Slice(ss), nil, nil, nil, false, direct, func(i int, su *SessionUsage) error {
 				out[i] = su
 				return nil
 			})
@@ -86,7 +86,7 @@ func TestConsumeDirectOneFileOnly(t *testing.T) {
 		t.Fatalf("%d sessions", len(ss))
 	}
 	var got *SessionUsage
-	sc, err := consume(context.Background(), ss, nil, nil, nil, false, true, func(_ int, su *SessionUsage) error {
+	sc, err := consume(context.Background(), session.Slice(ss), nil, nil, nil, false, true, func(_ int, su *SessionUsage) error {
 		got = su
 		return nil
 	})

@@ -83,7 +83,7 @@ func ConsumptionMemo(ctx context.Context, ss []*session.Session, progress Progre
 		return consumption(ctx, slices.Clone(ss), progress, read, nil, true)
 	}
 	out := make([]*SessionUsage, len(ss))
-	err := ConsumptionEach(ctx, ss, progress, read, memo, func(i int, su *SessionUsage) error {
+	err := ConsumptionEach(ctx, session.Slice(ss), progress, read, memo, func(i int, su *SessionUsage) error {
 		out[i] = su
 		return nil
 	})
@@ -100,9 +100,15 @@ func ConsumptionMemo(ctx context.Context, ss []*session.Session, progress Progre
 // each (see consume). The results come in no set order, and none has its
 // requests (EachRequest gives nothing). An error from each stops the run
 // and is returned.
-func ConsumptionEach(ctx context.Context, ss []*session.Session, progress Progress, read ReadFile, memo Memo, each func(i int, su *SessionUsage) error) error {
+//
+// A list of packed sessions (session.Packed) is the caller's to give: it
+// is let go once the scan's plan is made.
+func ConsumptionEach(ctx context.Context, ss session.List, progress Progress, read ReadFile, memo Memo, each func(i int, su *SessionUsage) error) error {
+	if sl, ok := ss.(session.Slice); ok {
+		ss = session.Slice(slices.Clone(sl))
+	}
 	if memo == nil || usage.PricesSet() {
-		return consumeAll(ctx, slices.Clone(ss), progress, read, nil, true, each)
+		return consumeAll(ctx, ss, progress, read, nil, true, each)
 	}
 	// the sessions by main file: what a session counts does not depend on
 	// the order they come in (discovery's, newest first, which an append
@@ -116,7 +122,7 @@ func ConsumptionEach(ctx context.Context, ss []*session.Session, progress Progre
 // consumeAll is consume, closing its source. Every result has been given
 // by then, so a temporary file of the ledger's that cannot be removed does
 // not fail the run (as Close's error, which callers ignored, did not).
-func consumeAll(ctx context.Context, ss []*session.Session, progress Progress, read ReadFile, seen func(sess int, fu *usage.FileUsage), release bool,
+func consumeAll(ctx context.Context, ss session.List, progress Progress, read ReadFile, seen func(sess int, fu *usage.FileUsage), release bool,
 	emit func(i int, su *SessionUsage) error) error {
 	sc, err := consume(ctx, ss, progress, read, seen, release, true, emit)
 	if err != nil {
@@ -132,32 +138,45 @@ func consumeAll(ctx context.Context, ss []*session.Session, progress Progress, r
 // with it: written in ConsumptionMemo, it kept discovery's sessions alive
 // to the end of the run (TestConsumptionLetsSessionsGo cannot see that;
 // docs/architecture.md says how it was measured).
-func canonical(ss []*session.Session) (order []int32, cs []*session.Session) {
-	order = make([]int32, len(ss))
+func canonical(ss session.List) (order []int32, cs session.List) {
+	order = make([]int32, ss.Len())
 	for i := range order {
 		order[i] = int32(i)
 	}
+	if p, ok := ss.(*session.Packed); ok {
+		slices.SortStableFunc(order, func(i, j int32) int {
+			if c := p.CompareMain(int(i), int(j)); c != 0 {
+				return c
+			}
+			a, b := p.At(int(i)), p.At(int(j))
+			return cmp.Or(strings.Compare(string(a.Agent), string(b.Agent)), strings.Compare(a.ID, b.ID))
+		})
+		p.Reorder(order)
+		return order, p
+	}
+	sl := ss.(session.Slice)
 	slices.SortStableFunc(order, func(i, j int32) int {
-		a, b := ss[i], ss[j]
+		a, b := sl[i], sl[j]
 		return cmp.Or(strings.Compare(a.Main, b.Main), strings.Compare(string(a.Agent), string(b.Agent)), strings.Compare(a.ID, b.ID))
 	})
-	cs = make([]*session.Session, len(ss))
+	out := make(session.Slice, len(sl))
 	for k, i := range order {
-		cs[k] = ss[i]
+		out[k] = sl[i]
 	}
-	return order, cs
+	return order, out
 }
 
 // consumptionMemo is ConsumptionEach of sessions in their canonical order.
-func consumptionMemo(ctx context.Context, ss []*session.Session, progress Progress, read ReadFile, memo Memo, emit func(i int, su *SessionUsage) error) error {
-	// ss is ConsumptionEach's own copy: a run that does not use the memo
+func consumptionMemo(ctx context.Context, list session.List, progress Progress, read ReadFile, memo Memo, emit func(i int, su *SessionUsage) error) error {
+	// list is ConsumptionEach's own copy: a run that does not use the memo
 	// lets it go once the files are read
-	if len(ss) > maxMemoSessions {
-		return consumeAll(ctx, ss, progress, read, nil, true, emit)
+	if list.Len() > maxMemoSessions {
+		return consumeAll(ctx, list, progress, read, nil, true, emit)
 	}
+	ss := session.Sessions(list)
 	key, shape := memoKeys(ss)
 	if key == nil {
-		return consumeAll(ctx, ss, progress, read, nil, true, emit)
+		return consumeAll(ctx, session.Slice(ss), progress, read, nil, true, emit)
 	}
 	// a stored result is decoded twice: once whole, to know it is sound
 	// before the first session is given (a caller may show each as it
@@ -171,7 +190,7 @@ func consumptionMemo(ctx context.Context, ss []*session.Session, progress Progre
 	// the result is encoded as it is given, so that it is not held whole
 	kc := newKeyCollector(len(ss))
 	enc := newMemoEncoder(len(ss))
-	err := consumeAll(ctx, ss, progress, read, kc.seen, false, func(i int, su *SessionUsage) error {
+	err := consumeAll(ctx, session.Slice(ss), progress, read, kc.seen, false, func(i int, su *SessionUsage) error {
 		enc.add(su)
 		return emit(i, su)
 	})

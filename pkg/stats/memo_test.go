@@ -440,8 +440,8 @@ func TestMemoChangedSessionsOnly(t *testing.T) {
 	// the result the delta names is gone (the memo keeps a few runs, and
 	// the delta holds no copy of it): a miss, and the run is worked out
 	// whole, which stores both again
-	_, cs := canonical(discover())
-	key, _ := memoKeys(cs)
+	_, cs := canonical(session.Slice(discover()))
+	key, _ := memoKeys(cs.(session.Slice))
 	if _, ok := mm.m[string(key)]; !ok {
 		t.Fatal("no result stored under the last run's key")
 	}

@@ -46,7 +46,7 @@ func CountedRequests(ctx context.Context, ss []*session.Session, progress Progre
 	for i, s := range ss {
 		rq.Sessions[i] = SessionRef{Agent: s.Agent, ID: s.ID, Project: s.Project}
 	}
-	src, err := scanUsage(ctx, planScan(ss, false, nil), progress, read, nil, nil, func(sess int, fu *usage.FileUsage, err error) {
+	src, err := scanUsage(ctx, planScan(session.Slice(ss), false, nil), progress, read, nil, nil, func(sess int, fu *usage.FileUsage, err error) {
 		if err != nil {
 			if rq.Unread++; len(rq.Errors) < maxErrors {
 				rq.Errors = append(rq.Errors, fmt.Sprintf("%s: %v", fu.Path, err))
@@ -73,7 +73,7 @@ func CountedRequests(ctx context.Context, ss []*session.Session, progress Progre
 // own). Close frees the requests' files.
 func ConsumptionRequests(ctx context.Context, ss []*session.Session, progress Progress, read ReadFile, each func(i int, su *SessionUsage) error) (*Requests, error) {
 	rq := &Requests{Sessions: make([]SessionRef, len(ss))}
-	src, err := consume(ctx, slices.Clone(ss), progress, read, nil, true, false, func(i int, su *SessionUsage) error {
+	src, err := consume(ctx, session.Slice(slices.Clone(ss)), progress, read, nil, true, false, func(i int, su *SessionUsage) error {
 		rq.Sessions[i] = SessionRef{Agent: su.Agent}
 		return each(i, su)
 	})

@@ -186,16 +186,19 @@ type scanPlan struct {
 // ss (a session's files in their order), and calls each (when not nil) with
 // each session after its jobs, p.jobs[first:]. With release, ss is the
 // caller's own copy of its list, and each session is cleared from it once
-// each has taken it: the plan holds its paths (until freeze), not the
+// each has taken it (a list of packed sessions is dropped whole at the
+// end): the plan holds its paths (until freeze), not the
 // session. Over 100,000 sessions the sessions and their files are about
 // 25 MB besides their paths; cleared only once the plan was made, they were
 // held while it was made, the peak of a warm run (52 MB live).
-func planScan(ss []*session.Session, release bool, each func(sess int, s *session.Session, p *scanPlan, first int)) *scanPlan {
-	p := &scanPlan{agent: make([]uint16, len(ss))}
+func planScan(ss session.List, release bool, each func(sess int, s *session.Session, p *scanPlan, first int)) *scanPlan {
+	n := ss.Len()
+	p := &scanPlan{agent: make([]uint16, n)}
 	// the table's and the jobs' sizes first, so that each is made once
 	// (over 100,000 sessions discovery's sessions are still held here)
 	entries, files := 0, 0
-	for _, s := range ss {
+	for i := range n {
+		s := ss.At(i)
 		main := false
 		eachUsageFile(s, func(_ int, f UsageFile) {
 			files++
@@ -211,7 +214,9 @@ func planScan(ss []*session.Session, release bool, each func(sess int, s *sessio
 	p.tab.adding = make([]string, 0, entries+files)
 	p.jobs = make([]fileJob, 0, files)
 	var known map[session.Agent]uint16
-	for i, s := range ss {
+	rel, _ := ss.(releaser)
+	for i := range n {
+		s := ss.At(i)
 		a, ok := known[s.Agent]
 		if !ok {
 			if known == nil {
@@ -232,13 +237,23 @@ func planScan(ss []*session.Session, release bool, each func(sess int, s *sessio
 		if each != nil {
 			each(i, s, p, first)
 		}
-		if release {
-			ss[i] = nil
+		if release && rel != nil {
+			rel.Release(i)
 		}
+	}
+	if d, ok := ss.(dropper); ok && release {
+		d.Drop()
 	}
 	p.tab.freeze()
 	return p
 }
+
+// releaser is a list whose sessions can be let go one by one
+// (session.Slice), dropper one let go whole once read (session.Packed).
+type (
+	releaser interface{ Release(i int) }
+	dropper  interface{ Drop() }
+)
 
 // mainOf returns the ref of s.Main, the path of one of the jobs from
 // first when it is among them.

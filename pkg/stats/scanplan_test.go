@@ -164,7 +164,7 @@ func TestPlanScan(t *testing.T) {
 	mains := 0
 	type ids struct{ main, id strRef }
 	refs := make([]ids, len(ss.Sessions))
-	p := planScan(ss.Sessions, false, func(i int, s *session.Session, p *scanPlan, first int) {
+	p := planScan(session.Slice(ss.Sessions), false, func(i int, s *session.Session, p *scanPlan, first int) {
 		main := p.mainOf(s, first)
 		if got := p.tab.str(main); got != s.Main {
 			t.Errorf("session %d: main %q, want %q", i, got, s.Main)
@@ -225,7 +225,7 @@ func TestPlanScanReleasesAsItGoes(t *testing.T) {
 		t.Fatalf("%d sessions in testdata", len(ss))
 	}
 	taken := 0
-	p := planScan(ss, true, func(i int, s *session.Session, p *scanPlan, first int) {
+	p := planScan(session.Slice(ss), true, func(i int, s *session.Session, p *scanPlan, first int) {
 		if s == nil || s.Main != keep[i].Main {
 			t.Fatalf("session %d: given %v, want %s", i, s, keep[i].Main)
 		}
@@ -244,7 +244,7 @@ func TestPlanScanReleasesAsItGoes(t *testing.T) {
 			t.Errorf("session %d is held after the plan", i)
 		}
 	}
-	q := planScan(keep, false, nil)
+	q := planScan(session.Slice(keep), false, nil)
 	if !slices.Equal(p.jobs, q.jobs) || p.total != q.total || !slices.Equal(p.agent, q.agent) {
 		t.Fatal("another plan with release")
 	}

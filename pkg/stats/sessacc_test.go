@@ -80,7 +80,7 @@ func TestRareCountsReachResults(t *testing.T) {
 	}
 	check("Consumption", byID)
 	byID = map[string]*SessionUsage{}
-	err = ConsumptionEach(context.Background(), res.Sessions, nil, nil, nil, func(i int, su *SessionUsage) error {
+	err = ConsumptionEach(context.Background(), session.Slice(res.Sessions), nil, nil, nil, func(i int, su *SessionUsage) error {
 		byID[su.ID] = su
 		return nil
 	})

@@ -67,7 +67,7 @@ func TestTallyEachSameAsAll(t *testing.T) {
 				run := func(release bool) (views []string, order []int) {
 					t.Helper()
 					views = make([]string, len(ss))
-					sc, err := consume(context.Background(), slices.Clone(ss), nil, nil, nil, release, true, func(i int, su *SessionUsage) error {
+					sc, err := consume(context.Background(), session.Slice(slices.Clone(ss)), nil, nil, nil, release, true, func(i int, su *SessionUsage) error {
 						if views[i] != "" {
 							t.Fatalf("session %d given twice", i)
 						}

@@ -15,20 +15,41 @@ type Twins interface {
 // the lowest rank, in place of the first of the set. Sessions of agents
 // without twins pass through in their order.
 func Distinct(ss []*session.Session) []*session.Session {
+	places := distinct(session.Slice(ss))
+	if len(places) == len(ss) {
+		return ss
+	}
+	out := make([]*session.Session, len(places))
+	for k, i := range places {
+		out[k] = ss[i]
+	}
+	return out
+}
+
+// DistinctPacked is Distinct of packed sessions, in place.
+func DistinctPacked(p *session.Packed) {
+	if places := distinct(p); len(places) != p.Len() {
+		p.Reorder(places)
+	}
+}
+
+// distinct returns the places of Distinct's sessions, in order.
+func distinct(l session.List) []int32 {
 	type pick struct {
 		at, rank int
 	}
 	best := map[string]pick{}
-	var out []*session.Session
-	for _, s := range ss {
+	var out []int32
+	for i := range l.Len() {
+		s := l.At(i)
 		tw, ok := session.As[Twins](s.Agent)
 		if !ok {
-			out = append(out, s)
+			out = append(out, int32(i))
 			continue
 		}
 		key, rank := tw.TwinKey(s)
 		if key == "" {
-			out = append(out, s)
+			out = append(out, int32(i))
 			continue
 		}
 		key = string(s.Agent) + "\x00" + key
@@ -36,9 +57,9 @@ func Distinct(ss []*session.Session) []*session.Session {
 		switch {
 		case !seen:
 			best[key] = pick{len(out), rank}
-			out = append(out, s)
+			out = append(out, int32(i))
 		case rank < p.rank:
-			out[p.at] = s
+			out[p.at] = int32(i)
 			best[key] = pick{p.at, rank}
 		}
 	}
