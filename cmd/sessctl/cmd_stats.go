@@ -172,7 +172,7 @@ const scanGCPercent = 50
 // 256 bytes a session), the index's 8 MiB of pages (its residentBytes)
 // and the executable's 9 left no room under 64 MB, (64 - 28 - 8 - 9) MiB
 // / 256 bytes. The scan's peak of a warm run over 100,000 sessions was
-// there: 45 MiB of anonymous memory and 18 of files. The budget is 216
+// there: 45 MiB of anonymous memory and 18 of files. The budget is 176
 // bytes a session since; the line stays where it was measured, as do
 // those of fillingMisses, which depend on it.
 const holdLessFrom = 77_824
@@ -336,7 +336,7 @@ func boundMemoryAt(ss session.List, perSession int64) (set bool, restore func())
 	return softLimit(28<<20 + 2*longest + perSession*int64(ss.Len()))
 }
 
-// boundScanMemory is boundMemory for stats over many sessions, at 216 bytes
+// boundScanMemory is boundMemory for stats over many sessions, at 176 bytes
 // a session: its scan lets discovery's sessions go and holds about 200
 // bytes of each while the files are read and its results are made (its
 // plan, about 75 bytes a file with its path front-coded, its accumulator,
@@ -344,7 +344,14 @@ func boundMemoryAt(ss session.List, perSession int64) (set bool, restore func())
 // disk (stats.ManyReport). 256 until the accumulator went from 80 bytes to
 // 40: paired over 100,000 sessions, 216 took a warm run from 62.1 to 56.1
 // MiB and a first run from 61.8 to 59.9, in the same time; 192 lowered
-// neither further. A session's tally is made only while its
+// neither further, for their peaks were in discovery then. Since
+// discovery's sessions stay packed until the plan is made, every phase
+// after discovery makes garbage up to the limit, and the limit is the
+// peak: 176 took a run over 150,000 sessions (paired, medians) from 63.1
+// to 58.1 MiB without the index, a first run from 67.6 to 64.5 and a
+// warm one from 67.6 to 64.3 (5 % more wall time), and over 100,000
+// sessions --no-index from 52.5 to 49.0 (the same time; warm 54.1
+// either way). 150 took 8-10 % more CPU time. A session's tally is made only while its
 // requests are counted (stats' tallyEach), unless the session is counted
 // as its file is merged (Codex's rollouts: 104 bytes more and a list of
 // models). At 512 bytes (before the scan's state held no pointers) a
@@ -357,7 +364,7 @@ func boundMemoryAt(ss session.List, perSession int64) (set bool, restore func())
 // time. grow adds indexWriteRoom to the limit it set, once, and nothing
 // when the user set one: see readRoomy.
 func boundScanMemory(ss session.List) (grow, restore func()) {
-	return boundGrowing(ss, 216)
+	return boundGrowing(ss, 176)
 }
 
 // boundGrowing is boundMemoryAt with grow, which adds indexWriteRoom to

@@ -55,6 +55,7 @@ type Packed struct {
 	strs   []string
 	index  map[string]uint32
 	buf    []byte
+	live   []int32 // by chunk, the sessions not let go (Release)
 }
 
 // packChunk is the size of the chunks of a Packed's encoding.
@@ -343,6 +344,24 @@ func (p *Packed) files(i int) (*Session, []packedFile) {
 // may run side by side.
 func (p *Packed) patch(f packedFile, size int64, t time.Time) {
 	appendFixed(p.chunks[f.chunk][f.off:f.off], size, t)
+}
+
+// Release lets the session at place i go, which is not asked for again:
+// a chunk of the encoding goes with the last of its sessions. A scan's
+// plan takes the sessions one after another, and holds their paths as it
+// goes; the chunks held to its end were 13 MB over 150,000 sessions, on
+// top of the paths.
+func (p *Packed) Release(i int) {
+	if p.live == nil {
+		p.live = make([]int32, len(p.chunks))
+		for _, v := range p.at {
+			p.live[v>>32]++
+		}
+	}
+	c := p.at[i] >> 32
+	if p.live[c]--; p.live[c] == 0 {
+		p.chunks[c] = nil
+	}
 }
 
 // Drop lets every session go: the list is empty from here on. A session

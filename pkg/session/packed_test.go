@@ -157,3 +157,42 @@ func TestPackedSize(t *testing.T) {
 	}
 	t.Logf("%d bytes a session", per)
 }
+
+// Release lets a chunk go with the last of its sessions, and no other.
+func TestPackedRelease(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	p := &Packed{}
+	var want []*Session
+	for range 3000 {
+		s := randomSession(r)
+		want = append(want, s)
+		p.Add(s)
+	}
+	if len(p.chunks) < 3 {
+		t.Fatalf("%d chunks, want several", len(p.chunks))
+	}
+	last := p.Len() - 1
+	for i := range last {
+		p.Release(i)
+		// every session not let go is still there
+		if i%500 == 0 {
+			for j := i + 1; j <= last; j += 97 {
+				if got := p.At(j); !reflect.DeepEqual(got, want[j]) {
+					t.Fatalf("after releasing %d, session %d differs", i, j)
+				}
+			}
+		}
+	}
+	freed := 0
+	for _, c := range p.chunks {
+		if c == nil {
+			freed++
+		}
+	}
+	if freed != len(p.chunks)-1 {
+		t.Fatalf("%d of %d chunks let go, want all but the last", freed, len(p.chunks))
+	}
+	if got := p.At(last); !reflect.DeepEqual(got, want[last]) {
+		t.Fatal("the last session differs")
+	}
+}

@@ -186,8 +186,8 @@ type scanPlan struct {
 // ss (a session's files in their order), and calls each (when not nil) with
 // each session after its jobs, p.jobs[first:]. With release, ss is the
 // caller's own copy of its list, and each session is cleared from it once
-// each has taken it (a list of packed sessions is dropped whole at the
-// end): the plan holds its paths (until freeze), not the
+// each has taken it (a packed one's encoding as it goes, and the rest at
+// the end): the plan holds its paths (until freeze), not the
 // session. Over 100,000 sessions the sessions and their files are about
 // 25 MB besides their paths; cleared only once the plan was made, they were
 // held while it was made, the peak of a warm run (52 MB live).
@@ -249,7 +249,8 @@ func planScan(ss session.List, release bool, each func(sess int, s *session.Sess
 }
 
 // releaser is a list whose sessions can be let go one by one
-// (session.Slice), dropper one let go whole once read (session.Packed).
+// (session.Slice, session.Packed), dropper one that holds more, let go
+// once every session was taken (session.Packed).
 type (
 	releaser interface{ Release(i int) }
 	dropper  interface{ Drop() }
