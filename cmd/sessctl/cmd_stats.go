@@ -263,10 +263,12 @@ func usageList(env *appEnv, roots, args []string, agent session.Agent, since tim
 		return nil, err
 	}
 	if p := res.Packed; p != nil {
-		p.Keep(func(i int) bool {
-			s := p.At(i)
-			return (agent == "" || s.Agent == agent) && (since.IsZero() || !s.Updated().Before(since))
-		})
+		if agent != "" || !since.IsZero() {
+			p.Keep(func(i int) bool {
+				s := p.At(i)
+				return (agent == "" || s.Agent == agent) && (since.IsZero() || !s.Updated().Before(since))
+			})
+		}
 		usage.DistinctPacked(p)
 		return p, nil
 	}

@@ -227,11 +227,18 @@ var ErrNoSuchPath = errors.New("no such file or directory")
 func Discover(roots []Root, missingOK bool) *Result { return discover(roots, missingOK, nil, false) }
 
 // DiscoverPacked is Discover with the sessions in Result.Packed, each
-// packed once the directory that holds it is listed: over a large store
-// the sessions as values are most of the memory discovery holds.
+// packed once the directory that holds it is listed, when it finds more
+// than PackFrom: over a large store the sessions as values are most of
+// the memory discovery holds. Fewer stay in Result.Sessions.
 func DiscoverPacked(roots []Root, missingOK bool) *Result {
 	return discover(roots, missingOK, nil, true)
 }
+
+// PackFrom is how many sessions DiscoverPacked finds before it packs
+// them, the one more than it that it finds and all after: fewer take little memory as values, and packing them, and making
+// them values again, cost a warm stats over 20,000 sessions 11 % of its
+// time. A variable for tests.
+var PackFrom = 20_000
 
 // List returns the sessions found, packed or not.
 func (r *Result) List() List {
@@ -244,10 +251,7 @@ func (r *Result) List() List {
 // discover is Discover, noting in rec (when not nil) what the result
 // depends on (DiscoverCached), and with pack DiscoverPacked.
 func discover(roots []Root, missingOK bool, rec *recorder, pack bool) *Result {
-	d := &discoverer{res: &Result{}, rec: rec}
-	if pack {
-		d.res.Packed = &Packed{}
-	}
+	d := &discoverer{res: &Result{}, rec: rec, pack: pack}
 	for _, r := range roots {
 		fi, err := os.Stat(r.Path)
 		if err != nil {
@@ -389,6 +393,7 @@ type discoverer struct {
 	explicit bool                       // the file at hand was named on the command line
 	pre      *prefetched                // of the directory at hand (dir)
 	rec      *recorder                  // notes what the result depends on (DiscoverCached)
+	pack     bool                       // pack the sessions past PackFrom (seal)
 }
 
 type flatAgent struct {
@@ -703,12 +708,15 @@ func (d *discoverer) mainAt(at int) string {
 	}
 }
 
-// seal packs the sessions made so far, when discovery packs them: no
-// session is changed once the directory that holds it is listed, but by
-// attachFlatAgents.
+// seal packs the sessions made so far, when discovery packs them and has
+// found more than PackFrom: no session is changed once the directory that holds it
+// is listed, but by attachFlatAgents.
 func (d *discoverer) seal() {
 	if d.res.Packed == nil {
-		return
+		if !d.pack || len(d.res.Sessions) <= PackFrom {
+			return
+		}
+		d.res.Packed = &Packed{}
 	}
 	for _, s := range d.res.Sessions {
 		d.res.Packed.Add(s)

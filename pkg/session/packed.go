@@ -287,6 +287,9 @@ func (p *Packed) decode(i int, fixed bool) (*Session, []int) {
 	return s, offs
 }
 
+// Agent returns the agent of the session at place i.
+func (p *Packed) Agent(i int) Agent { return Agent(p.strs[p.reader(i).uint()]) }
+
 // Main returns the main file of the session at place i as its directory
 // and name, sharing the encoding's bytes.
 func (p *Packed) Main(i int) (dir, name string) {

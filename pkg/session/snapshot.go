@@ -229,6 +229,7 @@ type snapshot struct {
 	// snapChunk, each let go once checked (checkDeps)
 	deps [][]recorded
 	res  *Result
+	pack bool // pack the sessions read when there are more than PackFrom
 }
 
 // loadSnapshot reads a snapshot and returns its result when it still
@@ -241,9 +242,7 @@ func loadSnapshot(r io.Reader, pack bool) (*Result, bool) {
 	if err != nil {
 		return nil, false
 	}
-	if pack {
-		sn.res.Packed = &Packed{}
-	}
+	sn.pack = pack
 	var stale atomic.Bool
 	checked := make(chan struct{})
 	go func() {
@@ -712,6 +711,9 @@ func readSnapshotDeps(d *snapDecoder) (*snapshot, error) {
 // stale is set; any damage is an error.
 func readSnapshotSessions(d *snapDecoder, sn *snapshot, stale *atomic.Bool) error {
 	n := d.count()
+	if sn.pack && n > PackFrom {
+		sn.res.Packed = &Packed{}
+	}
 	for i := 0; i < n && d.err == nil; i++ {
 		s := &Session{Agent: Agent(d.interned()), Main: d.path()}
 		s.ID = d.of(s.Main)

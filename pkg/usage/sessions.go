@@ -28,10 +28,16 @@ func Distinct(ss []*session.Session) []*session.Session {
 
 // DistinctPacked is Distinct of packed sessions, in place.
 func DistinctPacked(p *session.Packed) {
-	if places := distinct(p); len(places) != p.Len() {
+	if places := distinct(agentFirst{p}); len(places) != p.Len() {
 		p.Reorder(places)
 	}
 }
+
+// agentFirst is a Packed whose sessions distinct makes values only when
+// their agent may have twins (a store of Claude Code sessions: none).
+type agentFirst struct{ *session.Packed }
+
+func (a agentFirst) agent(i int) session.Agent { return a.Agent(i) }
 
 // distinct returns the places of Distinct's sessions, in order.
 func distinct(l session.List) []int32 {
@@ -40,13 +46,17 @@ func distinct(l session.List) []int32 {
 	}
 	best := map[string]pick{}
 	var out []int32
+	agentOf := func(i int) session.Agent { return l.At(i).Agent }
+	if a, ok := l.(interface{ agent(int) session.Agent }); ok {
+		agentOf = a.agent
+	}
 	for i := range l.Len() {
-		s := l.At(i)
-		tw, ok := session.As[Twins](s.Agent)
+		tw, ok := session.As[Twins](agentOf(i))
 		if !ok {
 			out = append(out, int32(i))
 			continue
 		}
+		s := l.At(i)
 		key, rank := tw.TwinKey(s)
 		if key == "" {
 			out = append(out, int32(i))
