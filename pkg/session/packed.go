@@ -5,6 +5,9 @@ import (
 	"strings"
 	"time"
 	"unsafe"
+
+	"github.com/sessctl/sessctl/internal/binenc"
+	"github.com/sessctl/sessctl/internal/intern"
 )
 
 // List is a list of sessions that need not all be Go values at once:
@@ -41,21 +44,19 @@ func Sessions(l List) []*Session {
 // file against some 330 as a Session, its File and their strings: over
 // 150,000 sessions discovery's result held 50 MB as values, the largest
 // part of the memory of stats over such a store (docs/index.md). At
-// makes a session a value again, whose strings share the encoding's
-// bytes (which never change once written).
+// makes a session a value again, with strings of its own.
 //
 // A session's main file is kept as its directory (a string of a table,
 // once for every session in it) and its name; its id, sidecar directory
 // and other files' paths as parts of the main file's path where they are;
 // agents, projects and roots in the same table. Each file's size and time
-// are in fixed-width fields, so that they can be written in place (Patch).
+// are in fixed-width fields, so that they can be written in place (patch).
 type Packed struct {
 	chunks [][]byte
 	at     []uint64 // the chunk (high 32 bits) and the offset of each
-	strs   []string
-	index  map[string]uint32
-	buf    []byte
-	live   []int32 // by chunk, the sessions not let go (Release)
+	strs   intern.Table[uint32]
+	enc    binenc.Encoder // scratch
+	live   []int32        // by chunk, the sessions not let go (Release)
 }
 
 // packChunk is the size of the chunks of a Packed's encoding.
@@ -93,38 +94,38 @@ func (p *Packed) Keep(keep func(i int) bool) {
 }
 
 func (p *Packed) put(s *Session) uint64 {
-	b := p.buf[:0]
-	b = binary.AppendUvarint(b, uint64(p.intern(string(s.Agent))))
+	e := &p.enc
+	e.B = e.B[:0]
+	e.Uint(uint64(p.strs.ID(string(s.Agent))))
 	dir, base := splitPath(s.Main)
-	b = p.appendPath(b, dir, base)
-	b = appendPart(b, s.Main, s.ID)
-	b = appendPart(b, s.Main, s.Dir)
-	b = binary.AppendUvarint(b, uint64(p.intern(s.Project)))
-	b = binary.AppendUvarint(b, uint64(p.intern(s.Root)))
-	b = binary.AppendUvarint(b, uint64(len(s.Files)))
+	p.path(dir, base)
+	p.part(s.Main, s.ID)
+	p.part(s.Main, s.Dir)
+	e.Uint(uint64(p.strs.ID(s.Project)))
+	e.Uint(uint64(p.strs.ID(s.Root)))
+	e.Uint(uint64(len(s.Files)))
 	for _, f := range s.Files {
 		switch {
 		case f.Path == s.Main:
-			b = append(b, 0)
+			e.Uint(0)
 		case dir != "" && strings.HasPrefix(f.Path, dir):
-			b = append(b, 1)
-			b = appendString(b, f.Path[len(dir):])
+			e.Uint(1)
+			e.Str(f.Path[len(dir):])
 		default:
-			b = append(b, 2)
-			d, n := splitPath(f.Path)
-			b = p.appendPath(b, d, n)
+			e.Uint(2)
+			p.path(splitPath(f.Path))
 		}
-		flags := byte(f.Role)
+		flags := uint64(f.Role)
 		if f.Dir {
 			flags |= 0x80
 		}
-		b = append(b, flags)
-		b = binary.AppendUvarint(b, uint64(uint32(f.Rotation)))
-		b = binary.AppendUvarint(b, f.dev)
-		b = binary.AppendUvarint(b, f.ino)
-		b = appendFixed(b, f.Size, f.ModTime)
+		e.Uint(flags)
+		e.Uint(uint64(uint32(f.Rotation)))
+		e.Uint(f.dev)
+		e.Uint(f.ino)
+		e.B = appendFixed(e.B, f.Size, f.ModTime)
 	}
-	p.buf = b
+	b := e.B
 	last := len(p.chunks) - 1
 	if last < 0 || len(p.chunks[last])+len(b) > cap(p.chunks[last]) {
 		p.chunks = append(p.chunks, make([]byte, 0, max(packChunk, len(b))))
@@ -155,42 +156,25 @@ func splitPath(p string) (dir, name string) {
 	return p[:i], p[i:]
 }
 
-// appendPath appends a path as its directory (its place in the table)
-// and its name.
-func (p *Packed) appendPath(b []byte, dir, name string) []byte {
-	b = binary.AppendUvarint(b, uint64(p.intern(dir)))
-	return appendString(b, name)
+// path writes a path as its directory (its number in the table) and its
+// name.
+func (p *Packed) path(dir, name string) {
+	p.enc.Uint(uint64(p.strs.ID(dir)))
+	p.enc.Str(name)
 }
 
-func appendString(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
-}
-
-// appendPart appends s as 1 + where it is in main and its length when it
-// is a part of main, else as 0 and s.
-func appendPart(b []byte, main, s string) []byte {
+// part writes s as 1 + where it is in main and its length when it is a
+// part of main, else as 0 and s.
+func (p *Packed) part(main, s string) {
 	if s != "" {
 		if i := strings.Index(main, s); i >= 0 {
-			b = binary.AppendUvarint(b, 1+uint64(i))
-			return binary.AppendUvarint(b, uint64(len(s)))
+			p.enc.Uint(1 + uint64(i))
+			p.enc.Uint(uint64(len(s)))
+			return
 		}
 	}
-	b = append(b, 0)
-	return appendString(b, s)
-}
-
-func (p *Packed) intern(s string) uint32 {
-	if i, ok := p.index[s]; ok {
-		return i
-	}
-	if p.index == nil {
-		p.index = map[string]uint32{}
-	}
-	i := uint32(len(p.strs))
-	p.strs = append(p.strs, s)
-	p.index[s] = i
-	return i
+	p.enc.Uint(0)
+	p.enc.Str(s)
 }
 
 // packReader decodes one session's encoding.
@@ -205,7 +189,8 @@ func (r *packReader) uint() uint64 {
 	return v
 }
 
-// str returns the next string, sharing the encoding's bytes.
+// str returns the next string, sharing the encoding's bytes: the caller
+// copies it, or holds it no longer than the Packed.
 func (r *packReader) str() string {
 	n := r.uint()
 	s := unsafe.String(unsafe.SliceData(r.b), int(n))
@@ -214,16 +199,17 @@ func (r *packReader) str() string {
 }
 
 func (r *packReader) path() (dir, name string) {
-	dir = r.p.strs[r.uint()]
+	dir = r.p.strs.Name(uint32(r.uint()))
 	return dir, r.str()
 }
 
+// part returns a string written by Packed.part, of its own.
 func (r *packReader) part(main string) string {
 	if i := r.uint(); i > 0 {
 		n := r.uint()
 		return main[i-1 : i-1+n]
 	}
-	return r.str()
+	return strings.Clone(r.str())
 }
 
 func (p *Packed) reader(i int) *packReader {
@@ -242,12 +228,12 @@ func (p *Packed) At(i int) *Session {
 func (p *Packed) decode(i int, fixed bool) (*Session, []int) {
 	r := p.reader(i)
 	start := len(r.b)
-	s := &Session{Agent: Agent(p.strs[r.uint()])}
+	s := &Session{Agent: Agent(p.strs.Name(uint32(r.uint())))}
 	dir, name := r.path()
 	s.Main = dir + name
 	s.ID = r.part(s.Main)
 	s.Dir = r.part(s.Main)
-	s.Project, s.Root = p.strs[r.uint()], p.strs[r.uint()]
+	s.Project, s.Root = p.strs.Name(uint32(r.uint())), p.strs.Name(uint32(r.uint()))
 	s.Files = make([]File, r.uint())
 	var offs []int
 	if fixed {
@@ -255,20 +241,16 @@ func (p *Packed) decode(i int, fixed bool) (*Session, []int) {
 	}
 	for k := range s.Files {
 		f := &s.Files[k]
-		switch r.b[0] {
+		switch r.uint() {
 		case 0:
-			r.b = r.b[1:]
 			f.Path = s.Main
 		case 1:
-			r.b = r.b[1:]
 			f.Path = dir + r.str()
 		default:
-			r.b = r.b[1:]
 			d, n := r.path()
 			f.Path = d + n
 		}
-		flags := r.b[0]
-		r.b = r.b[1:]
+		flags := r.uint()
 		f.Role, f.Dir = FileRole(flags&0x7f), flags&0x80 != 0
 		f.Rotation = int32(uint32(r.uint()))
 		f.dev, f.ino = r.uint(), r.uint()
@@ -288,7 +270,7 @@ func (p *Packed) decode(i int, fixed bool) (*Session, []int) {
 }
 
 // Agent returns the agent of the session at place i.
-func (p *Packed) Agent(i int) Agent { return Agent(p.strs[p.reader(i).uint()]) }
+func (p *Packed) Agent(i int) Agent { return Agent(p.strs.Name(uint32(p.reader(i).uint()))) }
 
 // Main returns the main file of the session at place i as its directory
 // and name, sharing the encoding's bytes.
@@ -368,5 +350,5 @@ func (p *Packed) Release(i int) {
 }
 
 // Drop lets every session go: the list is empty from here on. A session
-// made a value before keeps none of the encoding's bytes.
+// made a value before (At) keeps none of the encoding's bytes.
 func (p *Packed) Drop() { *p = Packed{} }
