@@ -310,46 +310,56 @@ func (sn *snapshot) takeFiles(stale *atomic.Bool) {
 		sn.takePacked(stale)
 		return
 	}
-	// by directory: a directory of many is opened once and its files
-	// stat'ed relative to it (fstatat), which spares the kernel the walk
-	// of each long path
-	byDir := map[string][]*File{}
-	var lone []*File
-	for _, s := range sn.res.Sessions {
-		for i := range s.Files {
-			f := &s.Files[i]
-			if f.Dir {
-				continue
-			}
-			if j := strings.LastIndexByte(f.Path, '/'); j > 0 {
-				d := f.Path[:j]
-				byDir[d] = append(byDir[d], f)
-			} else {
-				lone = append(lone, f)
+	jobs := dirJobs(func(put func(path string, f *File)) {
+		for _, s := range sn.res.Sessions {
+			for i := range s.Files {
+				if f := &s.Files[i]; !f.Dir {
+					put(f.Path, f)
+				}
 			}
 		}
-	}
-	type job struct {
-		dir   string // "": each file by its whole path
-		files []*File
-	}
-	var jobs []job
-	add := func(dir string, fs []*File) {
-		for len(fs) > 0 {
-			n := min(len(fs), snapChunk)
-			jobs = append(jobs, job{dir, fs[:n]})
-			fs = fs[n:]
-		}
-	}
-	for d, fs := range byDir {
-		if len(fs) < 8 {
-			lone = append(lone, fs...)
+	})
+	parallel(len(jobs), stale, func(k int) bool { return takeFiles(jobs[k].dir, jobs[k].items) })
+}
+
+// dirJob is a job of takeFiles: items all in dir ("": anywhere).
+type dirJob[T any] struct {
+	dir   string
+	items []T
+}
+
+// dirJobs makes the jobs of takeFiles of what each puts, by the directory
+// of its path: a directory of many is opened once and its files stat'ed
+// relative to it (fstatat), which spares the kernel the walk of each long
+// path; those of directories of fewer than 8 go by their whole path. A
+// job holds at most snapChunk.
+func dirJobs[T any](each func(put func(path string, v T))) []dirJob[T] {
+	byDir := map[string][]T{}
+	var lone []T
+	each(func(path string, v T) {
+		if j := strings.LastIndexByte(path, '/'); j > 0 {
+			byDir[path[:j]] = append(byDir[path[:j]], v)
 		} else {
-			add(d, fs)
+			lone = append(lone, v)
+		}
+	})
+	var jobs []dirJob[T]
+	add := func(dir string, vs []T) {
+		for len(vs) > 0 {
+			n := min(len(vs), snapChunk)
+			jobs = append(jobs, dirJob[T]{dir, vs[:n]})
+			vs = vs[n:]
+		}
+	}
+	for d, vs := range byDir {
+		if len(vs) < 8 {
+			lone = append(lone, vs...)
+		} else {
+			add(d, vs)
 		}
 	}
 	add("", lone)
-	parallel(len(jobs), stale, func(k int) bool { return takeFiles(jobs[k].dir, jobs[k].files) })
+	return jobs
 }
 
 // takePacked is takeFiles of packed sessions: each file is known by its
@@ -358,48 +368,20 @@ func (sn *snapshot) takeFiles(stale *atomic.Bool) {
 func (sn *snapshot) takePacked(stale *atomic.Bool) {
 	p := sn.res.Packed
 	type ref struct{ at, k int32 }
-	byDir := map[string][]ref{}
-	var lone []ref
-	for i := range p.Len() {
-		s := p.At(i)
-		for k, f := range s.Files {
-			if f.Dir {
-				continue
-			}
-			r := ref{int32(i), int32(k)}
-			if j := strings.LastIndexByte(f.Path, '/'); j > 0 {
-				d := f.Path[:j]
-				byDir[d] = append(byDir[d], r)
-			} else {
-				lone = append(lone, r)
+	jobs := dirJobs(func(put func(path string, r ref)) {
+		for i := range p.Len() {
+			for k, f := range p.At(i).Files {
+				if !f.Dir {
+					put(f.Path, ref{int32(i), int32(k)})
+				}
 			}
 		}
-	}
-	type job struct {
-		dir   string
-		files []ref
-	}
-	var jobs []job
-	add := func(dir string, rs []ref) {
-		for len(rs) > 0 {
-			n := min(len(rs), snapChunk)
-			jobs = append(jobs, job{dir, rs[:n]})
-			rs = rs[n:]
-		}
-	}
-	for d, rs := range byDir {
-		if len(rs) < 8 {
-			lone = append(lone, rs...)
-		} else {
-			add(d, rs)
-		}
-	}
-	add("", lone)
+	})
 	parallel(len(jobs), stale, func(k int) bool {
 		j := jobs[k]
-		files := make([]*File, len(j.files))
-		where := make([]packedFile, len(j.files))
-		for n, r := range j.files {
+		files := make([]*File, len(j.items))
+		where := make([]packedFile, len(j.items))
+		for n, r := range j.items {
 			s, offs := p.files(int(r.at))
 			files[n], where[n] = &s.Files[r.k], offs[r.k]
 		}
