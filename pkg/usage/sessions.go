@@ -15,7 +15,7 @@ type Twins interface {
 // the lowest rank, in place of the first of the set. Sessions of agents
 // without twins pass through in their order.
 func Distinct(ss []*session.Session) []*session.Session {
-	places := distinct(session.Slice(ss))
+	places := distinct(len(ss), func(i int) session.Agent { return ss[i].Agent }, func(i int) *session.Session { return ss[i] })
 	if len(places) == len(ss) {
 		return ss
 	}
@@ -26,37 +26,30 @@ func Distinct(ss []*session.Session) []*session.Session {
 	return out
 }
 
-// DistinctPacked is Distinct of packed sessions, in place.
+// DistinctPacked is Distinct of packed sessions, in place. Only the
+// sessions whose agent may have twins are made values (a store of Claude
+// Code sessions: none).
 func DistinctPacked(p *session.Packed) {
-	if places := distinct(agentFirst{p}); len(places) != p.Len() {
+	if places := distinct(p.Len(), p.Agent, p.At); len(places) != p.Len() {
 		p.Reorder(places)
 	}
 }
 
-// agentFirst is a Packed whose sessions distinct makes values only when
-// their agent may have twins (a store of Claude Code sessions: none).
-type agentFirst struct{ *session.Packed }
-
-func (a agentFirst) agent(i int) session.Agent { return a.Agent(i) }
-
-// distinct returns the places of Distinct's sessions, in order.
-func distinct(l session.List) []int32 {
+// distinct returns the places of Distinct's sessions among n, in order:
+// agent gives a session's agent, at the session.
+func distinct(n int, agent func(i int) session.Agent, at func(i int) *session.Session) []int32 {
 	type pick struct {
 		at, rank int
 	}
 	best := map[string]pick{}
 	var out []int32
-	agentOf := func(i int) session.Agent { return l.At(i).Agent }
-	if a, ok := l.(interface{ agent(int) session.Agent }); ok {
-		agentOf = a.agent
-	}
-	for i := range l.Len() {
-		tw, ok := session.As[Twins](agentOf(i))
+	for i := range n {
+		tw, ok := session.As[Twins](agent(i))
 		if !ok {
 			out = append(out, int32(i))
 			continue
 		}
-		s := l.At(i)
+		s := at(i)
 		key, rank := tw.TwinKey(s)
 		if key == "" {
 			out = append(out, int32(i))
