@@ -262,29 +262,16 @@ func usageList(env *appEnv, roots, args []string, agent session.Agent, since tim
 	if err := discoveryProblems(env, res, res.List().Len() == 0); err != nil {
 		return nil, err
 	}
+	// a session stored twice (a Codex rollout in sessions/ and in
+	// archived_sessions/) is counted once
 	if p := res.Packed; p != nil {
 		if agent != "" || !since.IsZero() {
-			p.Keep(func(i int) bool {
-				s := p.At(i)
-				return (agent == "" || s.Agent == agent) && (since.IsZero() || !s.Updated().Before(since))
-			})
+			p.Keep(func(i int) bool { return kept(p.At(i), agent, since) })
 		}
 		usage.DistinctPacked(p)
 		return p, nil
 	}
-	var ss []*session.Session
-	for _, s := range res.Sessions {
-		if agent != "" && s.Agent != agent {
-			continue
-		}
-		if !since.IsZero() && s.Updated().Before(since) {
-			continue
-		}
-		ss = append(ss, s)
-	}
-	// a session stored twice (a Codex rollout in sessions/ and in
-	// archived_sessions/) is counted once
-	return session.Slice(usage.Distinct(ss)), nil
+	return session.Slice(usage.Distinct(keep(res.Sessions, agent, since))), nil
 }
 
 // holdsSeveral reports whether path is a directory with more than one
@@ -484,22 +471,22 @@ func runStatsMany(ctx context.Context, env *appEnv, list session.List, opt stats
 	// be two projects beside Codex's cwd), so their transcripts' head says
 	var cwds map[*session.Session]string
 	if opt.project != "" || opt.by == stats.ByProject {
+		// these runs have their sessions as values (runStats packs none)
 		ss := session.Sessions(list)
 		cwds = projectPaths(ss, ix)
-		list = session.Slice(ss)
-	}
-	if opt.project != "" {
-		ss := session.Sessions(list)
-		// a session whose path names no project (a Codex rollout) has its
-		// working directory in the file, known only once read; the others
-		// are filtered before the scan
-		kept := ss[:0:0]
-		for _, s := range ss {
-			if s.Project == "" || strings.Contains(s.Project, opt.project) || strings.Contains(cwds[s], opt.project) {
-				kept = append(kept, s)
+		if opt.project != "" {
+			// a session whose path names no project (a Codex rollout) has
+			// its working directory in the file, known only once read; the
+			// others are filtered before the scan
+			in := ss[:0:0]
+			for _, s := range ss {
+				if s.Project == "" || strings.Contains(s.Project, opt.project) || strings.Contains(cwds[s], opt.project) {
+					in = append(in, s)
+				}
 			}
+			ss = in
 		}
-		list = session.Slice(kept)
+		list = session.Slice(ss)
 	}
 	// each result's working directory, by its place (the result of the
 	// scan is in the order of ss, and keeps none of discovery's sessions,

@@ -107,15 +107,17 @@ func scopeRoots(env *appEnv, roots []string) (rs []session.Root, missingOK bool)
 func keep(ss []*session.Session, agent session.Agent, since time.Time) []*session.Session {
 	var out []*session.Session
 	for _, s := range ss {
-		if agent != "" && s.Agent != agent {
-			continue
+		if kept(s, agent, since) {
+			out = append(out, s)
 		}
-		if !since.IsZero() && s.Updated().Before(since) {
-			continue
-		}
-		out = append(out, s)
 	}
 	return out
+}
+
+// kept reports whether s is of agent (any when "") and updated since (any
+// time when zero).
+func kept(s *session.Session, agent session.Agent, since time.Time) bool {
+	return (agent == "" || s.Agent == agent) && (since.IsZero() || !s.Updated().Before(since))
 }
 
 // searched says where discoverScope looked, for "no sessions found in …":
